@@ -1,0 +1,651 @@
+"""The stack's configuration as frozen, validated models: the only place config is read.
+
+`FleetConfig.load()` reads every `karmada-hub:*` key once, rejects unknown keys, validates all of it
+and returns typed, immutable models. Any user mistake becomes one `ConfigError` whose message is a
+single line naming the stack file, the key path and what is allowed, for example::
+
+    stacks/Pulumi.dev.yaml: karmada-hub:hub.servers: must be an odd number >= 3 for etcd quorum (got 2)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import pulumi
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from components.karmada import versions
+
+PROJECT = "karmada-hub"
+
+NETWORK_ZONES: dict[str, str] = {
+    "fsn1": "eu-central",
+    "nbg1": "eu-central",
+    "hel1": "eu-central",
+    "ash": "us-east",
+    "hil": "us-west",
+    "sin": "ap-southeast",
+}
+"""Hetzner location -> network zone. A private network cannot span zones."""
+
+DEPRECATED_SERVER_TYPES = frozenset(
+    {"cx11", "cx21", "cx31", "cx41", "cx51", "cx22", "cx32", "cx42", "cx52", "cpx11", "cpx21", "cpx31", "cpx41", "cpx51"}
+)
+"""Hetzner removed these (CX Gen 2, CPX Gen 1) from the API at the end of 2025."""
+
+LOAD_BALANCER_TYPES = ("lb11", "lb21", "lb31")
+WORLD = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DnsLabel = Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+ClusterName = Annotated[str, Field(pattern=DNS_LABEL, max_length=48)]
+Seconds = Annotated[float, Field(gt=0)]
+
+
+class ConfigError(Exception):
+    """A user mistake in stack configuration; `str()` is the one line to print."""
+
+
+def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
+    return PydanticCustomError(kind, message, ctx)
+
+
+class Model(BaseModel):
+    """Base for every config model: camelCase keys in YAML, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True
+    )
+
+
+# ---------------------------------------------------------------------------------------------- hub
+
+
+class FirewallConfig(Model):
+    ssh_cidrs: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = Field(min_length=1)
+    """Who may reach the servers' SSH port."""
+    api_cidrs: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = Field(min_length=1)
+    """Who may reach 6443 (k3s) and 5443 (karmada-apiserver) on the servers' public addresses."""
+    allow_world: bool = False
+    """Must be true for 0.0.0.0/0 or ::/0 to be accepted in either list."""
+
+    @model_validator(mode="after")
+    def _no_world_unless_explicit(self) -> FirewallConfig:
+        if self.allow_world:
+            return self
+        for field in ("ssh_cidrs", "api_cidrs"):
+            for net in getattr(self, field):
+                if net in WORLD:
+                    raise _fail(
+                        "world_open",
+                        "{net} opens the port to the whole internet; list your admin CIDRs or set "
+                        "hub.firewall.allowWorld: true",
+                        net=str(net),
+                    )
+        return self
+
+
+class LoadBalancerConfig(Model):
+    type: Literal["lb11", "lb21", "lb31"] = "lb11"
+    location: str | None = None
+    """Defaults to the first hub location."""
+    public_interface: bool = True
+
+
+class NetworkConfig(Model):
+    cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.0.0.0/16")
+    subnet: ipaddress.IPv4Network = ipaddress.IPv4Network("10.0.1.0/24")
+
+    @model_validator(mode="after")
+    def _subnet_inside(self) -> NetworkConfig:
+        if not self.subnet.subnet_of(self.cidr):
+            raise _fail("subnet", "subnet {subnet} is not inside the network {cidr}", subnet=str(self.subnet),
+                        cidr=str(self.cidr))
+        if not self.cidr.is_private:
+            raise _fail("private", "network {cidr} must be a private (RFC 1918) range", cidr=str(self.cidr))
+        return self
+
+
+class SshKeyConfig(Model):
+    name: DnsLabel
+    public_key: str = Field(pattern=r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$")
+
+
+class HubConfig(Model):
+    name: DnsLabel = "karmada-hub"
+    locations: list[str] = Field(default=["fsn1", "nbg1", "hel1"], min_length=1)
+    server_type: str = "cx23"
+    servers: int = 3
+    image: str = "ubuntu-24.04"
+    k3s_version: str = versions.K3S_VERSION
+    k3s_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    """Optional pin of the k3s binary's sha256; the release's own sha256sum file is checked either way."""
+    api_dns_name: str | None = Field(default=None, pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
+    ssh_keys: list[SshKeyConfig] = Field(min_length=1)
+    firewall: FirewallConfig
+    load_balancer: LoadBalancerConfig = LoadBalancerConfig()
+    network: NetworkConfig = NetworkConfig()
+    protect: bool = False
+    """Protect servers and volumes from `pulumi destroy` (set in production)."""
+
+    @field_validator("servers")
+    @classmethod
+    def _odd_quorum(cls, v: int) -> int:
+        if v < 3 or v % 2 == 0:
+            raise _fail("quorum", "must be an odd number >= 3 for etcd quorum (got {v})", v=v)
+        return v
+
+    @field_validator("locations")
+    @classmethod
+    def _known_locations(cls, v: list[str]) -> list[str]:
+        for loc in v:
+            if loc not in NETWORK_ZONES:
+                raise _fail("location", "unknown Hetzner location '{loc}' (one of: {known})", loc=loc,
+                            known=", ".join(NETWORK_ZONES))
+        zones = {NETWORK_ZONES[loc] for loc in v}
+        if len(zones) > 1:
+            raise _fail("zones", "locations {locs} span network zones {zones}; one private network cannot span zones",
+                        locs=", ".join(v), zones=", ".join(sorted(zones)))
+        return v
+
+    @field_validator("server_type")
+    @classmethod
+    def _current_server_type(cls, v: str) -> str:
+        if v in DEPRECATED_SERVER_TYPES:
+            raise _fail("deprecated", "server type '{v}' is deprecated by Hetzner; use a current type such as cx23, "
+                        "cx33 or cpx22", v=v)
+        return v
+
+    @field_validator("k3s_version")
+    @classmethod
+    def _k3s_version(cls, v: str) -> str:
+        if not re.match(r"^v\d+\.\d+\.\d+\+k3s\d+$", v):
+            raise _fail("k3s", "must be a k3s release tag like v1.34.1+k3s1 (got '{v}')", v=v)
+        return v
+
+    @model_validator(mode="after")
+    def _lb_location(self) -> HubConfig:
+        loc = self.load_balancer.location
+        if loc is not None and NETWORK_ZONES.get(loc) != self.network_zone:
+            raise _fail("lb_location", "loadBalancer.location '{loc}' is not in the hub's network zone {zone}",
+                        loc=loc, zone=self.network_zone)
+        return self
+
+    @property
+    def network_zone(self) -> str:
+        return NETWORK_ZONES[self.locations[0]]
+
+    @property
+    def lb_location(self) -> str:
+        return self.load_balancer.location or self.locations[0]
+
+    def server_location(self, index: int) -> str:
+        """Servers go round-robin over the locations, so 3 servers land in 3 locations."""
+        return self.locations[index % len(self.locations)]
+
+    @property
+    def kubernetes_minor(self) -> str:
+        return versions.kubernetes_minor(self.k3s_version)
+
+
+# ------------------------------------------------------------------------------------------ karmada
+
+
+class ReplicaConfig(Model):
+    apiserver: int = 2
+    aggregated_apiserver: int = 2
+    kube_controller_manager: int = 2
+    scheduler: int = 2
+    controller_manager: int = 2
+    webhook: int = 2
+
+    @field_validator("*")
+    @classmethod
+    def _ha(cls, v: int) -> int:
+        if v < 2:
+            raise _fail("ha", "must be >= 2 so one replica can fail or roll (got {v})", v=v)
+        return v
+
+
+class EtcdConfig(Model):
+    replicas: int = 3
+    storage_class: str = "local-path"
+    storage_size: str = Field(default="8Gi", pattern=r"^[1-9][0-9]*(Mi|Gi|Ti)$")
+
+    @field_validator("replicas")
+    @classmethod
+    def _odd(cls, v: int) -> int:
+        if v < 3 or v % 2 == 0:
+            raise _fail("quorum", "must be an odd number >= 3 for etcd quorum (got {v})", v=v)
+        return v
+
+
+class PkiConfig(Model):
+    ca_validity_hours: int = Field(default=87600, ge=8760, le=175200)
+    leaf_validity_hours: int = Field(default=8760, ge=720, le=43800)
+
+    @model_validator(mode="after")
+    def _leaf_inside_ca(self) -> PkiConfig:
+        if self.leaf_validity_hours >= self.ca_validity_hours:
+            raise _fail("validity", "leafValidityHours ({leaf}) must be shorter than caValidityHours ({ca})",
+                        leaf=self.leaf_validity_hours, ca=self.ca_validity_hours)
+        return self
+
+
+class KarmadaConfig(Model):
+    version: str = versions.KARMADA_VERSION
+    replicas: ReplicaConfig = ReplicaConfig()
+    etcd: EtcdConfig = EtcdConfig()
+    pki: PkiConfig = PkiConfig()
+
+    @field_validator("version")
+    @classmethod
+    def _in_matrix(cls, v: str) -> str:
+        if v not in versions.RELEASES:
+            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known})", v=v,
+                        known=", ".join(sorted(versions.RELEASES)))
+        return v
+
+    @property
+    def release(self) -> versions.KarmadaRelease:
+        return versions.RELEASES[self.version]
+
+
+# ------------------------------------------------------------------------------------------ members
+
+
+class CapiCredentials(Model):
+    """Read the `<cluster>-kubeconfig` Secret (key `value`) from the CAPI management cluster."""
+
+    source: Literal["capi"] = "capi"
+    cluster: ClusterName
+    namespace: DnsLabel = "default"
+
+
+class SecretCredentials(Model):
+    """A kubeconfig stored as a stack secret under `karmada-hub:<configKey>` (clusters not made by CAPI)."""
+
+    source: Literal["secret"] = "secret"
+    config_key: str = Field(pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+
+
+class IngressConfig(Model):
+    """Where the member's ingress controller listens, for the regional load balancer."""
+
+    node_selector: str = "node-role.kubernetes.io/ingress=true"
+    http_node_port: int = Field(default=30080, ge=30000, le=32767)
+    https_node_port: int = Field(default=30443, ge=30000, le=32767)
+
+
+class MemberConfig(Model):
+    name: ClusterName
+    region: DnsLabel
+    zones: list[str] = []
+    sync_mode: Literal["Push", "Pull"] = "Push"
+    kubernetes_version: str
+    api_endpoint: str = Field(pattern=r"^https://[^/?#@]+(:\d+)?/?$")
+    credentials: CapiCredentials | SecretCredentials = Field(discriminator="source")
+    labels: dict[str, str] = {}
+    scheduler_estimator: bool = False
+    ingress: IngressConfig = IngressConfig()
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _version_shape(cls, v: str) -> str:
+        if not re.match(r"^v\d+\.\d+\.\d+$", v):
+            raise _fail("k8s_version", "must be a Kubernetes version like v1.33.4 (got '{v}')", v=v)
+        return v
+
+
+# ------------------------------------------------------------------------------------------ regions
+
+
+class HealthCheckConfig(Model):
+    interval: int = 5
+    timeout: int = 3
+    retries: int = Field(default=2, ge=0, le=5)
+
+    @model_validator(mode="after")
+    def _hetzner_limits(self) -> HealthCheckConfig:
+        if self.interval < 3 or self.interval > 60:
+            raise _fail("interval", "interval must be 3..60 seconds (Hetzner's limits) (got {v})", v=self.interval)
+        if self.timeout < 1 or self.timeout > self.interval:
+            raise _fail("timeout", "timeout must be >= 1 and <= interval ({i}) (got {v})", i=self.interval,
+                        v=self.timeout)
+        return self
+
+
+class RegionConfig(Model):
+    location: str
+    load_balancer_type: Literal["lb11", "lb21", "lb31"] = "lb11"
+    health_check: HealthCheckConfig = HealthCheckConfig()
+    proxy_protocol: bool = False
+    registry_mirror: str | None = Field(default=None, pattern=r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9._/-]+)?$")
+    network_cidr: ipaddress.IPv4Network | None = None
+    """The private network the region's members live on (their ingress nodes' private IPs)."""
+
+    @field_validator("location")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in NETWORK_ZONES:
+            raise _fail("location", "unknown Hetzner location '{loc}' (one of: {known})", loc=v,
+                        known=", ".join(NETWORK_ZONES))
+        return v
+
+    @property
+    def network_zone(self) -> str:
+        return NETWORK_ZONES[self.location]
+
+
+# ------------------------------------------------------------------------------------------ tenants
+
+Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")]
+
+
+class StaticAssignment(Model):
+    cluster: ClusterName
+    hard: dict[str, Quantity]
+
+
+class QuotaConfig(Model):
+    overall: dict[str, Quantity] = Field(min_length=1)
+    static_assignments: list[StaticAssignment] = []
+    enforce: bool = True
+    """Turns on FederatedQuotaEnforcement (controller-manager and webhook) for the fleet."""
+
+
+class PlacementConfig(Model):
+    replica_scheduling: Literal["Duplicated", "Divided"] = "Duplicated"
+    weighting: Literal["static", "dynamic"] = "static"
+    """Divided only: static weights per cluster, or dynamic by available replicas."""
+    weights: dict[str, Annotated[int, Field(ge=1)]] = {}
+    """Divided + static: cluster name -> weight (clusters not listed get none)."""
+    preferred_regions: list[str] = []
+    """First affinity group; the fleet-wide fallback group always follows it."""
+    spread_by_region: bool = True
+    min_regions: int = Field(default=1, ge=1)
+    toleration_seconds: int | None = Field(default=None, ge=0, le=3600)
+    """Tolerate the failover taint this long before eviction (None: evict at once)."""
+
+
+class TenantConfig(Model):
+    name: DnsLabel
+    namespace: DnsLabel
+    placement: PlacementConfig = PlacementConfig()
+    quota: QuotaConfig | None = None
+
+
+# --------------------------------------------------------------------------------------- dns/traffic
+
+
+class DnsConfig(Model):
+    domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
+    ttl: int = 30
+    txt_owner_id: str = Field(pattern=r"^[a-z0-9][-a-z0-9]*$")
+    token_config_key: str = Field(default="hetznerDnsToken", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret holding the Hetzner Cloud API token the webhook uses."""
+    interval_seconds: int = Field(default=60, ge=10, le=600)
+    """external-dns reconcile interval (it also reacts to events)."""
+
+    @field_validator("ttl")
+    @classmethod
+    def _short_ttl(cls, v: int) -> int:
+        if v < 1 or v > 60:
+            raise _fail("ttl", "must be 1..60 seconds so clients follow failover quickly (got {v})", v=v)
+        return v
+
+
+class FailoverConfig(Model):
+    """Karmada's cluster-failover knobs, each in a range that avoids flapping and false failovers."""
+
+    cluster_status_update_frequency: int = Field(default=10, ge=5, le=60)
+    cluster_failure_threshold: int = Field(default=30, ge=10, le=300)
+    cluster_success_threshold: int = Field(default=30, ge=10, le=300)
+    cluster_monitor_period: int = Field(default=5, ge=1, le=60)
+    cluster_monitor_grace_period: int = Field(default=40, ge=10, le=600)
+    cluster_lease_duration: int = Field(default=40, ge=10, le=600)
+    resource_eviction_rate: float = Field(default=0.5, gt=0, le=50)
+    graceful_eviction_timeout: int = Field(default=600, ge=60, le=3600)
+    purge_mode: Literal["Gracefully", "Directly"] = "Gracefully"
+    bindings_per_cluster: int = Field(default=50, ge=1, le=100000)
+    """Expected ResourceBindings on one member: sizes the eviction-queue term of the budget."""
+    pod_start_seconds: int = Field(default=60, ge=0, le=1800)
+    """Estimate of image pull + readiness on the surviving cluster."""
+    rto_seconds: int | None = Field(default=None, ge=30)
+    """If set, the plan fails when the worst-case budget exceeds it."""
+
+    @model_validator(mode="after")
+    def _coherent(self) -> FailoverConfig:
+        if self.cluster_monitor_grace_period <= self.cluster_lease_duration * 0.25:
+            raise _fail("grace", "clusterMonitorGracePeriod ({g}s) must exceed the lease renew interval "
+                        "(clusterLeaseDuration/4 = {r}s)", g=self.cluster_monitor_grace_period,
+                        r=self.cluster_lease_duration * 0.25)
+        if self.cluster_failure_threshold < self.cluster_status_update_frequency:
+            raise _fail("threshold", "clusterFailureThreshold ({t}s) must be >= clusterStatusUpdateFrequency "
+                        "({u}s)", t=self.cluster_failure_threshold, u=self.cluster_status_update_frequency)
+        return self
+
+
+class HubStackRef(Model):
+    """For `region` stacks: the hub stack whose outputs (karmada kubeconfig, CA, LB) they consume."""
+
+    stack: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    """Fully qualified `org/project/stack` (DIY backends: org is `organization`)."""
+    plan_stack: str | None = None
+    """Offline: the stack whose `build/plan/<stack>/plan.json` stands in for the hub's outputs."""
+
+
+class CapiManagementConfig(Model):
+    kubeconfig_config_key: str = Field(default="capiKubeconfig", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+
+
+# --------------------------------------------------------------------------------------------- root
+
+ROLES = ("all-in-one", "hub", "region")
+
+
+class FleetConfig(Model):
+    role: Literal["all-in-one", "hub", "region"] = "all-in-one"
+    hub: HubConfig | None = None
+    karmada: KarmadaConfig = KarmadaConfig()
+    members: list[MemberConfig] = []
+    regions: dict[DnsLabel, RegionConfig] = {}
+    tenants: list[TenantConfig] = []
+    dns: DnsConfig | None = None
+    failover: FailoverConfig = FailoverConfig()
+    hub_stack: HubStackRef | None = None
+    capi: CapiManagementConfig = CapiManagementConfig()
+    region: DnsLabel | None = None
+    """For `region` stacks: which region this stack rolls out."""
+    secrets: dict[str, str] = Field(default={}, exclude=True)
+    """Flat secret config keys (kubeconfigs, tokens) referenced by name elsewhere; never printed."""
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> FleetConfig:
+        if self.role in ("all-in-one", "hub") and self.hub is None:
+            raise _fail("missing_hub", "role '{role}' needs a hub section", role=self.role, loc=("hub",))
+        if self.role == "region":
+            if self.hub_stack is None:
+                raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
+                            loc=("hubStack",))
+            if self.region is None or self.region not in self.regions:
+                raise _fail("missing", "role 'region' needs region: one of the keys of regions",
+                            loc=("region",))
+        names = [m.name for m in self.members]
+        for i, name in enumerate(names):
+            if names.index(name) != i:
+                raise _fail("dup", "member name '{n}' is used twice", n=name, loc=("members", i, "name"))
+        for i, m in enumerate(self.members):
+            if m.region not in self.regions:
+                raise _fail("region", "region '{r}' is not defined under regions ({known})", r=m.region,
+                            known=", ".join(self.regions) or "none", loc=("members", i, "region"))
+            try:
+                versions.check_member_kubernetes(self.karmada.version, m.kubernetes_version)
+            except ValueError as exc:
+                raise _fail("skew", "{msg}", msg=str(exc), loc=("members", i, "kubernetesVersion")) from None
+            if isinstance(m.credentials, SecretCredentials) and m.credentials.config_key not in self.secrets:
+                raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} "
+                            "< kubeconfig)", k=m.credentials.config_key, loc=("members", i, "credentials", "configKey"))
+        if self.hub is not None:
+            try:
+                versions.check_hub_kubernetes(self.karmada.version, self.hub.k3s_version)
+            except ValueError as exc:
+                raise _fail("skew", "{msg}", msg=str(exc), loc=("hub", "k3sVersion")) from None
+            for field in ("etcd",):
+                reps = self.karmada.etcd.replicas
+                if reps > self.hub.servers:
+                    raise _fail("spread", "{r} etcd replicas need {r} hub servers (required anti-affinity); "
+                                "hub.servers is {s}", r=reps, s=self.hub.servers, loc=("karmada", field, "replicas"))
+            for comp, reps in self.karmada.replicas.model_dump(by_alias=True).items():
+                if reps > self.hub.servers:
+                    raise _fail("spread", "{r} replicas need {r} hub servers (required anti-affinity); hub.servers "
+                                "is {s}", r=reps, s=self.hub.servers, loc=("karmada", "replicas", comp))
+        member_names = set(names)
+        for t_i, tenant in enumerate(self.tenants):
+            for cluster in tenant.placement.weights:
+                if cluster not in member_names:
+                    raise _fail("member", "weights name unknown member '{c}'", c=cluster,
+                                loc=("tenants", t_i, "placement", "weights"))
+            for r in tenant.placement.preferred_regions:
+                if r not in self.regions:
+                    raise _fail("region", "preferredRegions names unknown region '{r}'", r=r,
+                                loc=("tenants", t_i, "placement", "preferredRegions"))
+            if tenant.quota is not None:
+                _check_quota(tenant.quota, member_names, t_i)
+        if self.dns is not None and self.dns.token_config_key not in self.secrets:
+            raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} <token>)",
+                        k=self.dns.token_config_key, loc=("dns", "tokenConfigKey"))
+        return self
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(cls) -> FleetConfig:
+        """Read and validate this stack's `karmada-hub:*` config (pulumi.Config), or raise ConfigError."""
+        stack = pulumi.get_stack()
+        raw, secret_keys = _read_pulumi_config()
+        return cls.from_mapping(raw, stack_file=f"stacks/Pulumi.{stack}.yaml", secret_keys=secret_keys)
+
+    @classmethod
+    def from_mapping(
+        cls, raw: Mapping[str, Any], stack_file: str, secret_keys: frozenset[str] = frozenset()
+    ) -> FleetConfig:
+        """Validate `{key: value}` (keys without the `karmada-hub:` prefix); errors name `stack_file`."""
+        data: dict[str, Any] = {}
+        secrets: dict[str, str] = {}
+        fields = {f.alias or n for n, f in cls.model_fields.items() if n != "secrets"}
+        for key, value in raw.items():
+            if key in secret_keys:
+                if not isinstance(value, str):
+                    raise ConfigError(f"{stack_file}: {PROJECT}:{key}: secret values must be strings")
+                secrets[key] = value
+            elif key in fields:
+                data[key] = _decode(value)
+            else:
+                known = ", ".join(sorted(fields))
+                raise ConfigError(f"{stack_file}: {PROJECT}:{key}: unknown key (known keys: {known})")
+        data["secrets"] = secrets
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_one_line(exc, stack_file)) from None
+
+
+def _check_quota(quota: QuotaConfig, members: set[str], t_i: int) -> None:
+    from components.quantity import parse_quantity
+
+    totals: dict[str, float] = {}
+    for a_i, assignment in enumerate(quota.static_assignments):
+        loc = ("tenants", t_i, "quota", "staticAssignments", a_i)
+        if assignment.cluster not in members:
+            raise _fail("member", "cluster '{c}' is not a member", c=assignment.cluster, loc=(*loc, "cluster"))
+        for res, qty in assignment.hard.items():
+            if res not in quota.overall:
+                raise _fail("quota", "resource '{r}' is not in quota.overall", r=res, loc=(*loc, "hard", res))
+            totals[res] = totals.get(res, 0.0) + parse_quantity(qty)
+    for res, total in totals.items():
+        overall = parse_quantity(quota.overall[res])
+        if total > overall + 1e-9:
+            raise _fail("quota_sum", "staticAssignments sum to more {r} than overall ({total} > {overall})", r=res,
+                        total=_fmt_number(total), overall=quota.overall[res],
+                        loc=("tenants", t_i, "quota", "staticAssignments"))
+
+
+def _fmt_number(x: float) -> str:
+    return str(int(x)) if x == int(x) else f"{x:g}"
+
+
+def _decode(value: Any) -> Any:
+    """Pulumi hands structured config to programs as JSON strings; plain strings stay strings."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[") or stripped in ("true", "false") or re.fullmatch(r"-?\d+", stripped):
+            try:
+                return json.loads(stripped)
+            except json.JSONDecodeError:
+                return value
+    return value
+
+
+def _read_pulumi_config() -> tuple[dict[str, Any], frozenset[str]]:
+    """Every `karmada-hub:*` key the engine (or hubctl plan) handed the program, and which are secret."""
+    from pulumi.runtime import config as rc
+
+    merged: dict[str, Any] = {**rc.get_config_env(), **rc.CONFIG.get()}
+    secret_keys = set(rc.get_config_secret_keys_env()) | set(rc._SECRET_KEYS.get())
+    prefix = f"{PROJECT}:"
+    raw = {k[len(prefix):]: v for k, v in merged.items() if k.startswith(prefix)}
+    return raw, frozenset(k[len(prefix):] for k in secret_keys if k.startswith(prefix))
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("capi", "secret") and out.endswith("credentials"):
+            continue  # pydantic's discriminator tag, not a key the user wrote
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _one_line(exc: ValidationError, stack_file: str) -> str:
+    """The first error of a pydantic ValidationError as one line naming file, key path and fix."""
+    err = exc.errors(include_url=False)[0]
+    ctx = err.get("ctx") or {}
+    loc = tuple(ctx.get("loc", ())) or tuple(err["loc"])
+    if ctx.get("loc"):
+        loc = tuple(ctx["loc"])
+    elif err["type"] in ("world_open",):
+        loc = (*err["loc"],)
+    message = err["msg"]
+    if err["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif err["type"] == "missing":
+        message = "is required"
+    elif err["type"] not in _CUSTOM_TYPES and "input" in err and not isinstance(err["input"], dict | list):
+        message = f"{message[0].lower()}{message[1:]} (got {err['input']!r})"
+    message = message.replace("\n", " ")
+    path = _path(loc)
+    return f"{stack_file}: {PROJECT}:{path}: {message}"
+
+
+_CUSTOM_TYPES = frozenset(
+    {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
+     "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
+     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum"}
+)

@@ -1,0 +1,108 @@
+"""Every version the hub runs, pinned in one place, with the compatibility matrix that checks them.
+
+Stacks may override a version only within what this matrix allows; `check_*` functions raise
+`ConfigError`-friendly `ValueError`s that name what is supported. Sources: karmada-io/karmada v1.18.2
+(chart/operator defaults for etcd and kube-apiserver images), the Karmada compatibility table, k3s
+release channels, kubernetes-sigs/external-dns v0.22.0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KARMADA_VERSION = "v1.18.2"
+"""The Karmada release this program deploys (images `docker.io/karmada/<component>:<tag>`, CRDs)."""
+
+K3S_VERSION = "v1.34.1+k3s1"
+"""k3s on the hub servers; the hub's Kubernetes minor (schemas, skew) follows from it."""
+
+
+@dataclass(frozen=True)
+class KarmadaRelease:
+    """What one Karmada release ships with and supports."""
+
+    version: str
+    kube_apiserver: str
+    """kube-apiserver / kube-controller-manager tag the release defaults to (chart, operator, init)."""
+    etcd: str
+    """registry.k8s.io/etcd tag the release defaults to."""
+    member_kubernetes: tuple[str, str]
+    """Inclusive range of member Kubernetes minors the release is tested against."""
+    hub_kubernetes: tuple[str, str]
+    """Inclusive range of host-cluster Kubernetes minors the control plane may run on."""
+    agent_skew_minors: int = 1
+    """karmada-agent may lag the control plane by at most this many minors (never lead it)."""
+
+
+RELEASES: dict[str, KarmadaRelease] = {
+    "v1.18.2": KarmadaRelease(
+        version="v1.18.2",
+        kube_apiserver="v1.35.2",
+        etcd="3.6.6-0",
+        member_kubernetes=("v1.28", "v1.35"),
+        hub_kubernetes=("v1.28", "v1.35"),
+    ),
+}
+
+EXTERNAL_DNS_IMAGE = "registry.k8s.io/external-dns/external-dns:v0.22.0"
+"""v0.22 reads the `external-dns.kubernetes.io/` annotation prefix and requires `--policy`."""
+EXTERNAL_DNS_ANNOTATION_PREFIX = "external-dns.kubernetes.io/"
+HETZNER_WEBHOOK_IMAGE = "docker.io/hetzner/external-dns-hetzner-webhook:v0.3.4"
+
+KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
+KUBE_IMAGE_REGISTRY = "registry.k8s.io"
+
+_SEMVER = re.compile(r"^v(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def minor_of(version: str) -> tuple[int, int]:
+    """`v1.34.1+k3s1` -> (1, 34). Raises ValueError on anything that is not a `vMAJOR.MINOR…` tag."""
+    match = _SEMVER.match(version)
+    if not match:
+        raise ValueError(f"'{version}' is not a version like v1.34.1")
+    return int(match.group(1)), int(match.group(2))
+
+
+def release(version: str) -> KarmadaRelease:
+    """The matrix row for a Karmada version; ValueError names the supported ones."""
+    try:
+        return RELEASES[version]
+    except KeyError:
+        supported = ", ".join(sorted(RELEASES))
+        raise ValueError(f"Karmada {version} is not in the compatibility matrix (supported: {supported})") from None
+
+
+def _in_range(version: str, bounds: tuple[str, str]) -> bool:
+    return minor_of(bounds[0]) <= minor_of(version) <= minor_of(bounds[1])
+
+
+def check_member_kubernetes(karmada: str, member: str) -> None:
+    """A member cluster's Kubernetes version must be one the pinned Karmada release supports."""
+    rel = release(karmada)
+    if not _in_range(member, rel.member_kubernetes):
+        lo, hi = rel.member_kubernetes
+        raise ValueError(f"Kubernetes {member} is outside what Karmada {karmada} supports for members ({lo}..{hi})")
+
+
+def check_hub_kubernetes(karmada: str, hub: str) -> None:
+    rel = release(karmada)
+    if not _in_range(hub, rel.hub_kubernetes):
+        lo, hi = rel.hub_kubernetes
+        raise ValueError(f"hub Kubernetes {hub} is outside what Karmada {karmada} supports as host ({lo}..{hi})")
+
+
+def check_agent(karmada: str, agent: str) -> None:
+    """karmada-agent may trail the control plane by `agent_skew_minors` and never lead it."""
+    rel = release(karmada)
+    cp, ag = minor_of(karmada), minor_of(agent)
+    if ag > cp or cp[0] != ag[0] or cp[1] - ag[1] > rel.agent_skew_minors:
+        raise ValueError(
+            f"karmada-agent {agent} must be within {rel.agent_skew_minors} minor of Karmada {karmada} and not newer"
+        )
+
+
+def kubernetes_minor(version: str) -> str:
+    """`v1.34.1+k3s1` -> `1.34` (the form kubernetes-validate and skew tables use)."""
+    major, minor = minor_of(version)
+    return f"{major}.{minor}"
