@@ -1,0 +1,220 @@
+"""cloud-init user-data for the hub's k3s servers: pure functions, no Pulumi.
+
+k3s is installed from a pinned release without `curl | sh`: the binary and the release's
+`sha256sum-<arch>.txt` are downloaded, the binary is checked against it (and against an optional
+hash pinned in the stack), and k3s runs from a systemd unit written here. The first server starts
+the embedded etcd (`cluster-init`) with a CA set generated up front, so the host kubeconfig and the
+join token are known without SSH; the others join through the API load balancer.
+
+Secret material (CA keys, the token) sits in files this module names in `SECRET_PATHS`, so the
+offline plan can print every user-data with exactly those files redacted (`redact_user_data`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+
+import yaml
+
+from components.yamlutil import dump
+
+TLS_DIR = "/var/lib/rancher/k3s/server/tls"
+CONFIG_PATH = "/etc/rancher/k3s/config.yaml"
+TOKEN_PATH = "/etc/rancher/k3s/token"
+INSTALL_SCRIPT_PATH = "/usr/local/sbin/install-k3s"
+UNIT_PATH = "/etc/systemd/system/k3s.service"
+
+CA_FILES = (
+    "server-ca",
+    "client-ca",
+    "request-header-ca",
+    "etcd/peer-ca",
+    "etcd/server-ca",
+)
+"""The CA set k3s uses as-is when it finds it on the first server's first start."""
+
+REDACTED = "[secret]"
+
+
+def secret_paths() -> frozenset[str]:
+    keys = {f"{TLS_DIR}/{ca}.key" for ca in CA_FILES} | {f"{TLS_DIR}/service.key"}
+    return frozenset(keys | {TOKEN_PATH})
+
+
+SECRET_PATHS = secret_paths()
+
+
+@dataclass(frozen=True)
+class K3sCa:
+    """PEMs of the pre-generated k3s CA set (certificates public, keys secret)."""
+
+    certs: dict[str, str]
+    """CA name (see CA_FILES) -> certificate PEM."""
+    keys: dict[str, str]
+    """CA name -> private key PEM."""
+    service_key: str
+    """Service-account signing key PEM (no certificate)."""
+
+
+@dataclass(frozen=True)
+class K3sServer:
+    """Everything one server's user-data depends on."""
+
+    node_name: str
+    private_ip: str
+    k3s_version: str
+    token: str
+    tls_sans: tuple[str, ...]
+    join_url: str | None
+    """None on the first server (it runs `cluster-init`); the LB's private API URL on the others."""
+    k3s_sha256: str | None = None
+    node_labels: tuple[str, ...] = ()
+    ca: K3sCa | None = None
+    """Only the first server gets the CA files; joiners receive them from the datastore."""
+    extra_config: dict[str, object] = field(default_factory=dict)
+
+
+def join_token(server_ca_pem: str, password: str) -> str:
+    """k3s secure token: `K10<sha256 of server-ca.crt bytes>::server:<password>` (single-cert CA file)."""
+    digest = hashlib.sha256(server_ca_pem.encode()).hexdigest()
+    return f"K10{digest}::server:{password}"
+
+
+def k3s_config(server: K3sServer) -> dict[str, object]:
+    """The server's /etc/rancher/k3s/config.yaml. Critical values are identical on every server."""
+    config: dict[str, object] = {
+        "node-name": server.node_name,
+        "token-file": TOKEN_PATH,
+        "node-ip": server.private_ip,
+        "advertise-address": server.private_ip,
+        "tls-san": list(server.tls_sans),
+        "disable": ["traefik", "servicelb"],
+        "cluster-cidr": "10.42.0.0/16",
+        "service-cidr": "10.43.0.0/16",
+        "cluster-dns": "10.43.0.10",
+        "flannel-backend": "vxlan",
+        "secrets-encryption": True,
+        "write-kubeconfig-mode": "0600",
+        "etcd-snapshot-schedule-cron": "0 */6 * * *",
+        "etcd-snapshot-retention": 28,
+        "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
+        "kube-controller-manager-arg": ["profiling=false"],
+        "kube-scheduler-arg": ["profiling=false"],
+    }
+    if server.node_labels:
+        config["node-label"] = list(server.node_labels)
+    if server.join_url is None:
+        config["cluster-init"] = True
+    else:
+        config["server"] = server.join_url
+    config.update(server.extra_config)
+    return config
+
+
+def _release_asset_base(version: str) -> str:
+    return "https://github.com/k3s-io/k3s/releases/download/" + version.replace("+", "%2B")
+
+
+def install_script(version: str, pinned_sha256: str | None) -> str:
+    """POSIX sh: download the pinned k3s, verify it, install it, start the unit. Fails loudly."""
+    pinned = pinned_sha256 or ""
+    return f"""#!/bin/sh
+# Installs k3s {version} with checksum verification; written by karmada-hub cloud-init.
+set -eu
+version='{version}'
+base="${{K3S_RELEASE_BASE:-{_release_asset_base(version)}}}"
+pinned='{pinned}'
+case "$(uname -m)" in
+  x86_64|amd64) binary=k3s; sums=sha256sum-amd64.txt ;;
+  aarch64|arm64) binary=k3s-arm64; sums=sha256sum-arm64.txt ;;
+  *) echo "install-k3s: unsupported architecture $(uname -m)" >&2; exit 1 ;;
+esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+curl -fsSL --retry 5 --retry-delay 3 -o "$work/$binary" "$base/$binary"
+curl -fsSL --retry 5 --retry-delay 3 -o "$work/sums" "$base/$sums"
+expected=$(awk -v f="$binary" '$2 == f {{ print $1 }}' "$work/sums")
+if [ -z "$expected" ]; then echo "install-k3s: $binary not listed in $sums for $version" >&2; exit 1; fi
+actual=$(sha256sum "$work/$binary" | awk '{{ print $1 }}')
+if [ "$actual" != "$expected" ]; then echo "install-k3s: checksum mismatch for $binary ($actual != $expected)" >&2; exit 1; fi
+if [ -n "$pinned" ] && [ "$actual" != "$pinned" ]; then
+  echo "install-k3s: $binary does not match the hash pinned in the stack ($actual != $pinned)" >&2; exit 1
+fi
+install -m 0755 "$work/$binary" "${{K3S_BIN_DIR:-/usr/local/bin}}/k3s"
+for tool in kubectl crictl ctr; do ln -sf k3s "${{K3S_BIN_DIR:-/usr/local/bin}}/$tool"; done
+if [ -z "${{K3S_SKIP_START:-}}" ]; then
+  systemctl daemon-reload
+  systemctl enable --now k3s.service
+fi
+"""
+
+
+SYSTEMD_UNIT = """[Unit]
+Description=k3s server (karmada-hub)
+Documentation=https://docs.k3s.io
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=notify
+KillMode=process
+Delegate=yes
+LimitNOFILE=1048576
+LimitNPROC=infinity
+LimitCORE=infinity
+TasksMax=infinity
+TimeoutStartSec=0
+Restart=always
+RestartSec=5s
+ExecStartPre=-/sbin/modprobe br_netfilter
+ExecStartPre=-/sbin/modprobe overlay
+ExecStart=/usr/local/bin/k3s server
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def _file(path: str, content: str, permissions: str, b64: bool = False) -> dict[str, str]:
+    entry = {"path": path, "owner": "root:root", "permissions": permissions}
+    if b64:
+        # b64 keeps the bytes on disk identical to what was hashed (the token embeds the CA's sha256).
+        entry["encoding"] = "b64"
+        entry["content"] = base64.b64encode(content.encode()).decode()
+    else:
+        entry["content"] = content
+    return entry
+
+
+def user_data(server: K3sServer) -> str:
+    """The server's complete `#cloud-config` document."""
+    files = [
+        _file(CONFIG_PATH, yaml.safe_dump(k3s_config(server), sort_keys=True), "0600"),
+        _file(TOKEN_PATH, server.token + "\n", "0600"),
+        _file(UNIT_PATH, SYSTEMD_UNIT, "0644"),
+        _file(INSTALL_SCRIPT_PATH, install_script(server.k3s_version, server.k3s_sha256), "0700"),
+    ]
+    if server.ca is not None:
+        for ca in CA_FILES:
+            files.append(_file(f"{TLS_DIR}/{ca}.crt", server.ca.certs[ca], "0644", b64=True))
+            files.append(_file(f"{TLS_DIR}/{ca}.key", server.ca.keys[ca], "0600", b64=True))
+        files.append(_file(f"{TLS_DIR}/service.key", server.ca.service_key, "0600", b64=True))
+    doc = {
+        "package_update": False,
+        "write_files": files,
+        "runcmd": [[INSTALL_SCRIPT_PATH]],
+    }
+    return "#cloud-config\n" + dump(doc)
+
+
+def redact_user_data(document: str) -> str:
+    """The same document with every file in SECRET_PATHS replaced by `[secret]` (still valid cloud-config)."""
+    header, _, body = document.partition("\n")
+    doc = yaml.safe_load(body) or {}
+    for entry in doc.get("write_files", []):
+        if entry.get("path") in SECRET_PATHS:
+            entry.pop("encoding", None)
+            entry["content"] = REDACTED
+    return header + "\n" + dump(doc)

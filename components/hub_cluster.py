@@ -1,0 +1,209 @@
+"""HubCluster: the dedicated Hetzner k3s cluster the Karmada control plane runs on.
+
+One private network and subnet in one network zone, one spread placement group, an odd number of
+servers round-robin over the locations, a Cloud Firewall (SSH and 6443 only from the stack's CIDRs,
+cluster ports only from the private network) and an API load balancer on the private network with
+health-checked TCP services for k3s (6443) and the karmada-apiserver (5443 -> NodePort).
+
+The k3s CA set is generated here (pulumi_tls), so the admin kubeconfig and the secure join token
+are computed without SSH. An `ApiReadiness` gate waits for `/readyz` through the load balancer; the
+host `k8s.Provider` is created only after it, so nothing touches the API before it answers.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_hcloud as hcloud
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from components import cloud_init, tls
+from components.config import FleetConfig, HubConfig
+from components.kubeconfig import kubeconfig
+from components.readiness import ApiReadiness
+
+K3S_API_PORT = 6443
+KARMADA_API_PORT = 5443
+"""Where the hub LB exposes the karmada-apiserver (its upstream secure port)."""
+KARMADA_API_NODE_PORT = 32443
+"""NodePort of the karmada-apiserver Service on the hub nodes; the LB's 5443 service targets it."""
+LB_PRIVATE_HOST_INDEX = 254
+SERVER_FIRST_HOST_INDEX = 11
+
+K3S_CA_NAMES = {
+    "server-ca": "k3s-server-ca",
+    "client-ca": "k3s-client-ca",
+    "request-header-ca": "k3s-request-header-ca",
+    "etcd/peer-ca": "etcd-peer-ca",
+    "etcd/server-ca": "etcd-server-ca",
+}
+
+
+def private_ip(hub: HubConfig, index: int) -> str:
+    return str(hub.network.subnet.network_address + SERVER_FIRST_HOST_INDEX + index)
+
+
+def lb_private_ip(hub: HubConfig) -> str:
+    return str(hub.network.subnet.network_address + LB_PRIVATE_HOST_INDEX)
+
+
+def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
+    """Inbound rules; Hetzner firewalls deny all other inbound traffic once a rule exists."""
+    ssh = [str(c) for c in hub.firewall.ssh_cidrs]
+    api = [str(c) for c in hub.firewall.api_cidrs]
+    private = [str(hub.network.cidr)]
+    rules = [
+        hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port="22", source_ips=ssh,
+                                description="SSH from the stack's admin CIDRs"),
+        hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port=str(K3S_API_PORT), source_ips=api,
+                                description="k3s API from the stack's API CIDRs"),
+        hcloud.FirewallRuleArgs(direction="in", protocol="icmp", source_ips=["0.0.0.0/0", "::/0"],
+                                description="ICMP (path MTU discovery, ping)"),
+    ]
+    for port, proto, what in (("2379-2380", "tcp", "embedded etcd client/peer"), ("10250", "tcp", "kubelet"),
+                              ("8472", "udp", "flannel VXLAN"), ("5001", "tcp", "embedded registry"),
+                              ("30000-32767", "tcp", "NodePorts for the load balancers")):
+        rules.append(hcloud.FirewallRuleArgs(direction="in", protocol=proto, port=port, source_ips=private,
+                                             description=f"{what}, private network only"))
+    return rules
+
+
+class HubCluster(pulumi.ComponentResource):
+    """The Hetzner k3s cluster for the hub; exposes `provider`, `kubeconfig` and the LB addresses."""
+
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    lb_ipv4: pulumi.Output[str]
+    lb_private_ip: str
+    api_endpoint: pulumi.Output[str]
+    karmada_api_host: pulumi.Output[str]
+
+    def __init__(self, name: str, config: FleetConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karmada-hub:index:HubCluster", name, None, opts)
+        hub = config.hub
+        assert hub is not None, "FleetConfig guarantees a hub section for roles that build one"
+        child = pulumi.ResourceOptions(parent=self)
+        labels = {"karmada-hub/cluster": hub.name}
+        node_labels = {**labels, "karmada-hub/role": "control-plane"}
+        hours_ca, hours_leaf = config.karmada.pki.ca_validity_hours, config.karmada.pki.leaf_validity_hours
+
+        network = hcloud.Network(f"{name}-network", name=hub.name, ip_range=str(hub.network.cidr), labels=labels,
+                                 opts=child)
+        subnet = hcloud.NetworkSubnet(
+            f"{name}-subnet", network_id=network.id.apply(int), type="cloud", network_zone=hub.network_zone,
+            ip_range=str(hub.network.subnet), opts=child,
+        )
+        placement = hcloud.PlacementGroup(f"{name}-spread", name=f"{hub.name}-control-plane", type="spread",
+                                          labels=labels, opts=child)
+        firewall = hcloud.Firewall(f"{name}-firewall", name=f"{hub.name}-control-plane", labels=labels,
+                                   rules=firewall_rules(hub), opts=child)
+        ssh_keys = [
+            hcloud.SshKey(f"{name}-ssh-{key.name}", name=f"{hub.name}-{key.name}", public_key=key.public_key,
+                          labels=labels, opts=child)
+            for key in hub.ssh_keys
+        ]
+
+        lb = hcloud.LoadBalancer(
+            f"{name}-api-lb", name=f"{hub.name}-api", load_balancer_type=hub.load_balancer.type,
+            location=hub.lb_location, algorithm=hcloud.LoadBalancerAlgorithmArgs(type="round_robin"),
+            labels=labels, opts=pulumi.ResourceOptions(parent=self, protect=hub.protect),
+        )
+        self.lb_private_ip = lb_private_ip(hub)
+        lb_net = hcloud.LoadBalancerNetwork(
+            f"{name}-api-lb-network", load_balancer_id=lb.id.apply(int), subnet_id=subnet.id, ip=self.lb_private_ip,
+            enable_public_interface=hub.load_balancer.public_interface, opts=child,
+        )
+        hcloud.LoadBalancerTarget(
+            f"{name}-api-lb-targets", load_balancer_id=lb.id.apply(int), type="label_selector",
+            label_selector=",".join(f"{k}={v}" for k, v in sorted(node_labels.items())), use_private_ip=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[lb_net]),
+        )
+        for service, listen, dest in (("k3s", K3S_API_PORT, K3S_API_PORT),
+                                      ("karmada", KARMADA_API_PORT, KARMADA_API_NODE_PORT)):
+            hcloud.LoadBalancerService(
+                f"{name}-api-lb-{service}", load_balancer_id=lb.id, protocol="tcp", listen_port=listen,
+                destination_port=dest,
+                health_check=hcloud.LoadBalancerServiceHealthCheckArgs(
+                    protocol="tcp", port=dest, interval=5, timeout=3, retries=2),
+                opts=child,
+            )
+        self.lb_ipv4 = lb.ipv4
+        api_host = pulumi.Output.from_input(hub.api_dns_name) if hub.api_dns_name else lb.ipv4
+        self.karmada_api_host = api_host
+        self.api_endpoint = api_host.apply(lambda h: f"https://{h}:{K3S_API_PORT}")
+
+        # --- the k3s CA set, generated up front (k3s uses it as-is on the first server's first start)
+        cas = {ca: tls.ca(f"{name}-{short}", f"{short}@karmada-hub", hours_ca, child)
+               for ca, short in K3S_CA_NAMES.items()}
+        service_key = tls.private_key(f"{name}-service-account", child)
+        admin = tls.leaf(f"{name}-admin", cas["client-ca"], "system:admin", tls.USES["client"], hours_leaf, child,
+                         organization="system:masters")
+        password = random.RandomPassword(f"{name}-token-password", length=48, special=False, opts=child)
+        token = pulumi.Output.secret(
+            pulumi.Output.all(cas["server-ca"].cert_pem, password.result).apply(
+                lambda a: cloud_init.join_token(a[0], a[1]))
+        )
+        tls_sans = [lb.ipv4, pulumi.Output.from_input(self.lb_private_ip)]
+        if hub.api_dns_name:
+            tls_sans.append(pulumi.Output.from_input(hub.api_dns_name))
+
+        ca_material = pulumi.Output.all(
+            certs=pulumi.Output.all(**{ca: pair.cert_pem for ca, pair in cas.items()}),
+            keys=pulumi.Output.all(**{ca: pair.key_pem for ca, pair in cas.items()}),
+            service=service_key.private_key_pem,
+        )
+        join_url = f"https://{self.lb_private_ip}:{K3S_API_PORT}"
+        servers = []
+        for index in range(hub.servers):
+            server_name = f"{hub.name}-cp-{index}"
+            ip = private_ip(hub, index)
+            first = index == 0
+
+            def render(args: list, server_name: str = server_name, ip: str = ip, first: bool = first) -> str:
+                tok, sans, material = args
+                ca = (cloud_init.K3sCa(certs=dict(material["certs"]), keys=dict(material["keys"]),
+                                       service_key=material["service"]) if first else None)
+                return cloud_init.user_data(cloud_init.K3sServer(
+                    node_name=server_name, private_ip=ip, k3s_version=hub.k3s_version, token=tok,
+                    tls_sans=tuple(sans), join_url=None if first else join_url, k3s_sha256=hub.k3s_sha256,
+                    node_labels=tuple(f"{k}={v}" for k, v in sorted(node_labels.items())), ca=ca,
+                ))
+
+            user_data = pulumi.Output.secret(pulumi.Output.all(token, pulumi.Output.all(*tls_sans), ca_material)
+                                             .apply(render))
+            servers.append(hcloud.Server(
+                f"{name}-server-{index}", name=server_name, server_type=hub.server_type, image=hub.image,
+                location=hub.server_location(index), placement_group_id=placement.id.apply(int),
+                ssh_keys=[k.name for k in ssh_keys], firewall_ids=[firewall.id.apply(int)], labels=node_labels,
+                user_data=user_data,
+                public_nets=[hcloud.ServerPublicNetArgs(ipv4_enabled=True, ipv6_enabled=True)],
+                networks=[hcloud.ServerNetworkArgs(network_id=network.id.apply(int), ip=ip, alias_ips=[])],
+                shutdown_before_deletion=True, delete_protection=hub.protect, rebuild_protection=hub.protect,
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[subnet], protect=hub.protect,
+                    # user_data/image/ssh_keys force replacement; a running etcd member is never replaced by drift.
+                    ignore_changes=["userData", "image", "sshKeys"],
+                ),
+            ))
+
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+            self.api_endpoint, cas["server-ca"].cert_pem, admin.cert_pem, admin.key_pem,
+        ).apply(lambda a: kubeconfig(hub.name, a[0], a[1], a[2], a[3])))
+        self.readiness = ApiReadiness(
+            f"{name}-api-ready",
+            url=lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}/readyz"),
+            ca_pem=cas["server-ca"].cert_pem, client_cert_pem=admin.cert_pem, client_key_pem=admin.key_pem,
+            kubeconfig=self.kubeconfig, timeout_seconds=1200,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*servers, lb_net]),
+        )
+        self.provider = k8s.Provider(
+            "k8s-host", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
+            delete_unreachable=False, opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),
+        )
+        self.server_ca_pem = cas["server-ca"].cert_pem
+        self.servers = servers
+        self.register_outputs({
+            "apiEndpoint": self.api_endpoint, "lbIpv4": self.lb_ipv4, "lbPrivateIp": self.lb_private_ip,
+            "kubeconfig": self.kubeconfig, "servers": [s.name for s in servers],
+        })
+

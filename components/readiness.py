@@ -1,0 +1,121 @@
+"""Readiness gates: nothing talks to an API server before it answers `/readyz`.
+
+Servers take minutes to boot and k3s (or the karmada-apiserver) longer to come up, while Pulumi
+would happily create a `k8s.Provider` the moment the kubeconfig string is known. `ApiReadiness`
+is a Pulumi dynamic resource whose `create` polls `/readyz` through the load balancer with the
+cluster's CA and an admin client certificate (anonymous auth is off) until it answers `ok` or the
+timeout passes with one clear error. Providers and resources that use the API depend on it.
+
+`wait_ready` is the plain function underneath; tests run it against a real local TLS server.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider
+
+
+class NotReady(Exception):
+    """The API server did not answer `/readyz` with `ok` in time."""
+
+
+def _ssl_context(ca_pem: str, cert_pem: str | None, key_pem: str | None) -> ssl.SSLContext:
+    context = ssl.create_default_context(cadata=ca_pem)
+    if cert_pem and key_pem:
+        with tempfile.TemporaryDirectory() as tmp:
+            cert_path, key_path = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
+            with open(cert_path, "w") as fh:
+                fh.write(cert_pem)
+            fd = os.open(key_path, os.O_WRONLY | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(key_pem)
+            context.load_cert_chain(cert_path, key_path)
+    return context
+
+
+def wait_ready(
+    url: str,
+    ca_pem: str,
+    cert_pem: str | None = None,
+    key_pem: str | None = None,
+    timeout_seconds: float = 900,
+    interval_seconds: float = 5,
+    request_timeout_seconds: float = 5,
+) -> float:
+    """Poll `url` until it returns HTTP 200 with body `ok`; return the seconds waited or raise NotReady."""
+    context = _ssl_context(ca_pem, cert_pem, key_pem)
+    start = time.monotonic()
+    last = "no answer yet"
+    while True:
+        try:
+            with urllib.request.urlopen(url, context=context, timeout=request_timeout_seconds) as resp:
+                body = resp.read(64).decode(errors="replace").strip()
+                if resp.status == 200 and body == "ok":
+                    return time.monotonic() - start
+                last = f"HTTP {resp.status} {body!r}"
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError, ssl.SSLError) as exc:
+            last = str(getattr(exc, "reason", exc))
+        elapsed = time.monotonic() - start
+        if elapsed + interval_seconds > timeout_seconds:
+            raise NotReady(f"{url} did not answer ok within {timeout_seconds:.0f}s (last: {last})")
+        time.sleep(interval_seconds)
+
+
+class _ReadinessProvider(ResourceProvider):
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        waited = wait_ready(
+            props["url"], props["caPem"], props.get("clientCertPem"), props.get("clientKeyPem"),
+            timeout_seconds=float(props["timeoutSeconds"]),
+        )
+        return CreateResult(id_=props["url"], outs={**props, "waitedSeconds": round(waited, 1)})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # A changed endpoint or CA means a new API server to wait for; anything else is not a change.
+        keys = ("url", "caPem")
+        changed = [k for k in keys if olds.get(k) != news.get(k)]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+
+class ApiReadiness(Resource):
+    """Waits for `url` (an API server's /readyz) at create time; depend on it before using the API."""
+
+    url: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        url: pulumi.Input[str],
+        ca_pem: pulumi.Input[str],
+        client_cert_pem: pulumi.Input[str],
+        client_key_pem: pulumi.Input[str],
+        kubeconfig: pulumi.Input[str],
+        timeout_seconds: int = 900,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(
+            _ReadinessProvider(),
+            name,
+            {
+                "url": url,
+                "caPem": ca_pem,
+                "clientCertPem": client_cert_pem,
+                "clientKeyPem": pulumi.Output.secret(client_key_pem),
+                "kubeconfig": pulumi.Output.secret(kubeconfig),
+                "timeoutSeconds": timeout_seconds,
+                "waitedSeconds": None,
+            },
+            pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(additional_secret_outputs=["clientKeyPem", "kubeconfig"])
+            ),
+        )

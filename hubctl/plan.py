@@ -1,0 +1,392 @@
+"""`hubctl plan`: run the real program under the SDK's mock runtime and write what it would create.
+
+There is no second code path: `__main__.py` runs exactly as under `pulumi up`, with the engine
+replaced by a recording mock monitor (`RecordingMonitor`) and provider-computed values produced by
+`hubctl.mocks.PlanMocks`. The result is written to `build/plan/<stack>/`:
+
+- `plan.json`: every resource (urn, type, name, parent, provider, dependencies, inputs, options) and
+  the stack outputs, sorted, with every secret as `[secret]`;
+- `manifests/<target>.yaml`: every Kubernetes object per API server (`host`, `karmada`, `member-<n>`);
+- `cloud-init/<server>.yaml`: each server's user-data with secret files redacted.
+
+Before writing, every file is checked against every secret value the run saw; a leak aborts the plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import runpy
+import shutil
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.proto import resource_pb2
+
+from components.config import PROJECT
+from components.yamlutil import dump
+from hubctl.mocks import PlanMocks, unwrap
+from hubctl.stackfile import StackConfig
+
+REDACTED = "[secret]"
+K8S_PROVIDER_PREFIX = "k8s-"
+"""Kubernetes providers are named `k8s-<target>`; the target names the manifests file."""
+
+_OPTION_FIELDS = (
+    "protect",
+    "ignoreChanges",
+    "replaceOnChanges",
+    "deleteBeforeReplace",
+    "retainOnDelete",
+    "additionalSecretOutputs",
+    "deletedWith",
+)
+
+
+@dataclass
+class Record:
+    urn: str
+    type: str
+    name: str
+    parent: str
+    provider: str
+    dependencies: list[str]
+    inputs: Any
+    """Inputs as the monitor saw them: secret values still wrapped, so they can be redacted."""
+    options: dict[str, Any]
+    custom: bool
+    outputs: Any = None
+
+
+@dataclass
+class Plan:
+    project: str
+    stack: str
+    records: list[Record]
+    outputs: dict[str, Any]
+    """Stack outputs, secret ones already replaced by REDACTED."""
+    secret_values: set[str] = field(default_factory=set)
+    raw_outputs: dict[str, Any] = field(default_factory=dict)
+    """Unredacted stack outputs, in memory only (they stand in for StackReference reads offline)."""
+
+    def by_type(self, typ: str) -> list[Record]:
+        return [r for r in self.records if r.type == typ]
+
+
+def _engine_urn(parent: str, type_: str, name: str) -> str:
+    """URNs as the engine makes them: the full parent type chain, nothing for the root stack."""
+    qualified = type_
+    if parent:
+        parent_type = parent.split("::")[2]
+        if parent_type != "pulumi:pulumi:Stack":
+            qualified = f"{parent_type}${type_}"
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{qualified}::{name}"
+
+
+class RecordingMonitor(MockMonitor):
+    """A mock monitor that records every registration with its options, like the engine's plan."""
+
+    def __init__(self, mocks: PlanMocks) -> None:
+        super().__init__(mocks)
+        self.records: dict[str, Record] = {}
+        self.component_outputs: dict[str, Any] = {}
+        self.generated_secrets: set[str] = set()
+        """Secret values providers generate (keys, passwords, tokens): what must never reach a file."""
+        self._lock = threading.Lock()
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        return _engine_urn(parent, type_, name)
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        if request.type == "pulumi:pulumi:Stack":
+            return super().RegisterResource(request)
+        secret_outputs = list(request.additionalSecretOutputs)
+        response = super().RegisterResource(request)
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        urn = response.urn
+        state = self.resources[urn].state
+        if secret_outputs:
+            with self._lock:
+                for key in secret_outputs:
+                    _collect_secrets(state.get(key), self.generated_secrets, True)
+            # The engine marks these outputs secret; the mock monitor does not, so do it here.
+            state = {k: ({**_SIG, "value": v} if k in secret_outputs and not rpc.is_rpc_secret(v) else v)
+                     for k, v in state.items()}
+            self.resources[urn] = MockMonitor.ResourceRegistration(urn, self.resources[urn].id, state)
+            response = resource_pb2.RegisterResourceResponse(
+                urn=urn, id=response.id, object=_serialize(state)
+            )
+        options = {}
+        for name in _OPTION_FIELDS:
+            value = getattr(request, name, None)
+            if value:
+                options[name] = list(value) if not isinstance(value, bool | str) else value
+        if request.HasField("customTimeouts"):
+            ct = request.customTimeouts
+            options["customTimeouts"] = {k: v for k, v in (("create", ct.create), ("update", ct.update),
+                                                           ("delete", ct.delete)) if v}
+        record = Record(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent if "pulumi:pulumi:Stack" not in request.parent else "",
+            provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
+            dependencies=sorted(set(request.dependencies)),
+            inputs=inputs,
+            options=options,
+            custom=bool(request.custom),
+            outputs=state,
+        )
+        with self._lock:
+            self.records[urn] = record
+        return response
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        response = super().ReadResource(request)
+        record = Record(
+            urn=response.urn, type=request.type, name=request.name,
+            parent=request.parent if "pulumi:pulumi:Stack" not in request.parent else "",
+            provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
+            dependencies=sorted(set(request.dependencies)),
+            inputs={"id": request.id}, options={"read": True}, custom=True,
+            outputs=self.resources[response.urn].state,
+        )
+        with self._lock:
+            self.records[response.urn] = record
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        with self._lock:
+            self.component_outputs[request.urn] = rpc.deserialize_properties(request.outputs, keep_unknowns=True)
+        return super().RegisterResourceOutputs(request)
+
+
+_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
+
+
+def _serialize(state: dict[str, Any]) -> Any:
+    from pulumi.runtime.mocks import _sync_await
+
+    return _sync_await(rpc.serialize_properties(state, {}))
+
+
+# ------------------------------------------------------------------------------------------ running
+
+
+def run_program(
+    repo: Path,
+    stack: StackConfig,
+    stack_outputs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
+) -> Plan:
+    """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    pulumi.runtime.settings.reset_options()
+    monitor = RecordingMonitor(PlanMocks(stack_outputs))
+    old_env = os.environ.get("KARMADA_HUB_OFFLINE")
+    os.environ["KARMADA_HUB_OFFLINE"] = "1"
+    try:
+        pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack.stack, preview=False, monitor=monitor)
+        pulumi.runtime.set_all_config(dict(stack.config), list(stack.secret_keys))
+        exports: dict[str, Any] = {}
+
+        @pulumi.runtime.test
+        def program() -> Any:
+            sys.path.insert(0, str(repo))
+            try:
+                runpy.run_path(str(repo / "__main__.py"), run_name="__pulumi_program__")
+            finally:
+                sys.path.remove(str(repo))
+            return _collect_exports(exports)
+
+        program()
+    finally:
+        pulumi.runtime.set_all_config({}, [])
+        pulumi.runtime.settings.reset_options()
+        loop.close()
+        asyncio.set_event_loop(None)
+        if old_env is None:
+            os.environ.pop("KARMADA_HUB_OFFLINE", None)
+        else:
+            os.environ["KARMADA_HUB_OFFLINE"] = old_env
+    records = sorted(monitor.records.values(), key=lambda r: r.urn)
+    secret_values = set(monitor.generated_secrets)
+    secret_values |= {stack.config[k] for k in stack.secret_keys}
+    outputs = {k: (REDACTED if s else _redact(v)) for k, (v, s) in sorted(exports.items())}
+    raw = {k: unwrap(v) for k, (v, _) in exports.items()}
+    return Plan(project=PROJECT, stack=stack.stack, records=records, outputs=outputs, secret_values=secret_values,
+                raw_outputs=raw)
+
+
+def _collect_exports(sink: dict[str, Any]) -> Any:
+    root = pulumi.runtime.get_root_resource()
+    outputs = dict(getattr(root, "outputs", {}) or {})
+
+    async def gather() -> None:
+        for name, value in outputs.items():
+            out = pulumi.Output.from_input(value)
+            sink[name] = (await out.future(), await out.is_secret())
+
+    return gather()
+
+
+def _collect_secrets(value: Any, sink: set[str], secret: bool) -> None:
+    if isinstance(value, dict):
+        if rpc.is_rpc_secret(value):
+            _collect_secrets(rpc.unwrap_rpc_secret(value), sink, True)
+            return
+        for v in value.values():
+            _collect_secrets(v, sink, secret)
+    elif isinstance(value, list):
+        for v in value:
+            _collect_secrets(v, sink, secret)
+    elif secret and isinstance(value, str) and len(value) >= 8:
+        sink.add(value)
+
+
+def _redact(value: Any) -> Any:
+    """Secret values become REDACTED; integral floats (the wire has only floats) become ints."""
+    if isinstance(value, dict):
+        if rpc.is_rpc_secret(value):
+            return REDACTED
+        return {k: _redact(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_redact(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if value is rpc.UNKNOWN or (isinstance(value, str) and value == rpc.UNKNOWN):
+        return "[computed]"
+    return value
+
+
+# ------------------------------------------------------------------------------------------ writing
+
+
+def k8s_target(provider_urn: str) -> str | None:
+    """`…::pulumi:providers:kubernetes::k8s-member-a` -> `member-a`; None for non-Kubernetes providers."""
+    if "pulumi:providers:kubernetes::" not in provider_urn:
+        return None
+    name = provider_urn.rsplit("::", 1)[-1]
+    return name[len(K8S_PROVIDER_PREFIX):] if name.startswith(K8S_PROVIDER_PREFIX) else name
+
+
+def kubernetes_object(record: Record) -> dict[str, Any]:
+    """The object exactly as it would be applied, with Secret payloads always redacted."""
+    obj = _redact(record.inputs)
+    obj = {k: v for k, v in obj.items() if not k.startswith("__")}
+    if obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1":
+        for key in ("data", "stringData"):
+            if isinstance(obj.get(key), dict):
+                obj[key] = {k: REDACTED for k in obj[key]}
+            elif key in obj:
+                obj[key] = REDACTED
+    return obj
+
+
+_KIND_ORDER = [
+    "Namespace", "CustomResourceDefinition", "PriorityClass", "ServiceAccount", "Secret", "ConfigMap",
+    "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service", "PersistentVolumeClaim",
+    "StatefulSet", "Deployment", "PodDisruptionBudget", "APIService", "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+]
+
+
+def _object_sort_key(obj: dict[str, Any]) -> tuple[int, str, str, str]:
+    kind = obj.get("kind", "")
+    order = _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
+    meta = obj.get("metadata") or {}
+    return order, kind, meta.get("namespace", ""), meta.get("name", "")
+
+
+def manifests(plan: Plan) -> dict[str, list[dict[str, Any]]]:
+    """Kubernetes objects per target API server."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for record in plan.records:
+        if not record.type.startswith("kubernetes:") or record.options.get("read"):
+            continue
+        if record.type.startswith("pulumi:providers:") or not record.custom:
+            continue
+        target = k8s_target(record.provider) or "unknown"
+        out.setdefault(target, []).append(kubernetes_object(record))
+    return {t: sorted(objs, key=_object_sort_key) for t, objs in sorted(out.items())}
+
+
+def cloud_init_documents(plan: Plan) -> dict[str, str]:
+    """Each server's user-data, secret files redacted by the module that wrote them."""
+    from components.cloud_init import redact_user_data
+
+    docs: dict[str, str] = {}
+    for record in plan.by_type("hcloud:index/server:Server"):
+        user_data = unwrap(record.inputs.get("userData"))
+        name = unwrap(record.inputs.get("name")) or record.name
+        if isinstance(user_data, str):
+            docs[name] = redact_user_data(user_data)
+    return dict(sorted(docs.items()))
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    resources = []
+    for r in plan.records:
+        inputs = kubernetes_object(r) if r.type.startswith("kubernetes:") and r.custom else _redact(r.inputs)
+        if isinstance(inputs, dict):
+            inputs = {k: v for k, v in inputs.items() if k != "__provider"}
+        resources.append({
+            "urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "provider": r.provider,
+            "dependencies": r.dependencies, "inputs": inputs, "options": _redact(r.options),
+        })
+    return {"project": plan.project, "stack": plan.stack, "resources": resources, "outputs": plan.outputs}
+
+
+class SecretLeak(RuntimeError):
+    pass
+
+
+def _secret_needles(values: Iterable[str]) -> set[str]:
+    needles = set()
+    for value in values:
+        needles.add(value)
+        needles.add(base64.b64encode(value.encode()).decode())
+        for line in value.splitlines():
+            if len(line) >= 24 and not line.startswith("-----"):
+                needles.add(line)  # a PEM body line on its own is still the secret
+    return needles
+
+
+def assert_no_secrets(files: dict[str, str], secret_values: Iterable[str]) -> None:
+    needles = _secret_needles(secret_values)
+    for path, content in files.items():
+        if "PRIVATE KEY-----" in content:
+            raise SecretLeak(f"refusing to write {path}: it contains a private key")
+        for needle in needles:
+            if needle in content:
+                raise SecretLeak(f"refusing to write {path}: it contains a secret value")
+
+
+def render_files(plan: Plan) -> dict[str, str]:
+    files: dict[str, str] = {"plan.json": json.dumps(plan_document(plan), indent=2, sort_keys=True) + "\n"}
+    for target, objs in manifests(plan).items():
+        files[f"manifests/{target}.yaml"] = "".join("---\n" + dump(o) for o in objs)
+    for server, doc in cloud_init_documents(plan).items():
+        files[f"cloud-init/{server}.yaml"] = doc
+    assert_no_secrets(files, plan.secret_values)
+    return files
+
+
+def write_plan(plan: Plan, out_dir: Path) -> dict[str, str]:
+    files = render_files(plan)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    for rel, content in files.items():
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return files
