@@ -9,7 +9,10 @@ import pulumi
 
 from components import preflight
 from components.config import ConfigError, FleetConfig
+from components.documents.fleet import cluster_taint_policy
 from components.hub_cluster import HubCluster
+from components.karmada.bootstrap import KarmadaBootstrap
+from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 
 
 def main() -> None:
@@ -22,9 +25,19 @@ def main() -> None:
 
     if config.role in ("all-in-one", "hub"):
         hub = HubCluster("hub", config)
+        control_plane = KarmadaControlPlane("karmada", config, hub)
+        bootstrap = KarmadaBootstrap(
+            "karmada-bootstrap", config.karmada.version, control_plane.provider, ca_bundle(control_plane.pki.ca.cert_pem),
+            webhook=control_plane.webhook, aggregated_apiserver=control_plane.aggregated,
+            extra=[cluster_taint_policy()],
+        )
+        control_plane.start_controllers(bootstrap.ready)
         pulumi.export("hubApiEndpoint", hub.api_endpoint)
         pulumi.export("hubLoadBalancerIpv4", hub.lb_ipv4)
         pulumi.export("hubKubeconfig", hub.kubeconfig)
+        pulumi.export("karmadaApiEndpoint", control_plane.external_url)
+        pulumi.export("karmadaKubeconfig", control_plane.admin_kubeconfig)
+        pulumi.export("karmadaCaCertPem", control_plane.pki.ca.cert_pem)
 
 
 main()

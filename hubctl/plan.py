@@ -114,7 +114,7 @@ class RecordingMonitor(MockMonitor):
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
         urn = response.urn
         state = self.resources[urn].state
-        if secret_outputs:
+        if secret_outputs and request.type.startswith(_SECRET_SOURCES):
             with self._lock:
                 for key in secret_outputs:
                     _collect_secrets(state.get(key), self.generated_secrets, True)
@@ -171,6 +171,8 @@ class RecordingMonitor(MockMonitor):
 
 
 _SIG = {rpc._special_sig_key: rpc._special_secret_sig}
+_SECRET_SOURCES = ("tls:", "random:")
+"""Providers whose secret outputs are atomic secrets; a Kubernetes Secret also holds public certs."""
 
 
 def _serialize(state: dict[str, Any]) -> Any:
@@ -355,9 +357,6 @@ def _secret_needles(values: Iterable[str]) -> set[str]:
     for value in values:
         needles.add(value)
         needles.add(base64.b64encode(value.encode()).decode())
-        for line in value.splitlines():
-            if len(line) >= 24 and not line.startswith("-----"):
-                needles.add(line)  # a PEM body line on its own is still the secret
     return needles
 
 

@@ -50,7 +50,8 @@ def control_plane_table(plan: Plan) -> str:
 def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]) -> str:
     parts = [f"plan {plan.project}/{plan.stack}: {len(plan.records)} resources -> {out_dir}/"]
     parts.append(components_table(plan))
-    endpoints = {k: v for k, v in plan.outputs.items() if v != "[secret]" and isinstance(v, str | int)}
+    endpoints = {k: v for k, v in plan.outputs.items()
+                 if v != "[secret]" and isinstance(v, str | int) and "\n" not in str(v)}
     if endpoints:
         parts.append(_table(["output", "value"], [[k, str(v)] for k, v in endpoints.items()]))
     cp = control_plane_table(plan)

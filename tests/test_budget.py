@@ -290,12 +290,13 @@ def test_dev_stack_budget() -> None:
     assert b.total == pytest.approx(333.33)
 
 
-def test_dev_stack_rto_is_exceeded() -> None:
-    # dev declares rtoSeconds 300 but the worst case is 333.33 (see above): the check must refuse it
+def test_dev_stack_meets_its_rto_and_a_tighter_one_is_refused() -> None:
+    # dev declares rtoSeconds 360 and the worst case is 333.33 (see above): it passes; 300 must be refused
     config = load_stack()
-    assert config.failover.rto_seconds == 300
+    assert config.failover.rto_seconds == 360
+    check_rto(failover_budget(config), config.failover.rto_seconds)
     with pytest.raises(ValueError, match=r"worst case 333\.33 s exceeds rtoSeconds 300 s"):
-        check_rto(failover_budget(config), config.failover.rto_seconds)
+        check_rto(failover_budget(config), 300)
 
 
 def test_no_members_assumes_worse_mode() -> None:

@@ -1,0 +1,1 @@
+"""Pure functions that render Kubernetes and Karmada objects as plain dicts (no Pulumi); components wrap them."""

@@ -1,0 +1,538 @@
+"""Member join documents: what `karmadactl join` (Push) and `karmadactl register` (Pull) create, declaratively.
+
+Names, labels and RBAC rules follow `pkg/util/credential.go` (join) and `pkg/karmadactl/register/register.go`
+(register) at Karmada v1.18.2, so upstream docs and tooling (`karmadactl unjoin`, agent cert rotation) still
+apply. Three API servers are involved and every function says which one its objects go to:
+
+- member: the workload cluster's kube-apiserver (CAPI kubeconfig);
+- hub: karmada-apiserver;
+- host: the k3s cluster the Karmada control plane runs on (scheduler-estimators).
+
+Secret material (SA tokens, CA bundles, kubeconfigs) is always an argument; nothing is generated here. Secret
+values are rendered base64 in `data` (not `stringData`): that is exactly what the API server stores and
+returns, so previews diff cleanly, and Karmada reads `data.token` / `data.caBundle`.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Literal
+
+from components.config import MemberConfig
+from components.karmada import versions
+from components.kubeconfig import kubeconfig as render_kubeconfig
+
+CLUSTER_NAMESPACE = "karmada-cluster"
+"""`--cluster-namespace` default: credentials in the member (Push) and in the hub (both modes)."""
+AGENT_NAMESPACE = "karmada-system"
+SYSTEM_LABELS = {"karmada.io/system": "true"}
+"""`KarmadaSystemLabel`: upstream marks every namespace/object it creates for a join with it."""
+
+PROVIDER = "hetzner"
+REGION_LABEL = "topology.kubernetes.io/region"
+SYNC_MODE_LABEL = "fleet.karmada-hub.io/sync-mode"
+PROVIDER_LABEL = "fleet.karmada-hub.io/provider"
+
+IMPERSONATOR_SA = "karmada-impersonator"
+AGENT_SA = "karmada-agent-sa"
+AGENT_NAME = "karmada-agent"
+AGENT_KUBECONFIG_SECRET = "karmada-kubeconfig"
+AGENT_KUBECONFIG_DIR = "/etc/kubeconfig"
+AGENT_KUBECONFIG_PATH = f"{AGENT_KUBECONFIG_DIR}/{AGENT_KUBECONFIG_SECRET}"
+"""What the agent's `--karmada-kubeconfig` must point at (the lead's flags function uses it)."""
+AGENT_HEALTH_PORT = 10357
+AGENT_METRICS_PORT = 8080
+
+ESTIMATOR_PORT = 10352
+ESTIMATOR_HEALTH_PORT = 10351
+ESTIMATOR_CERT_SECRET = "karmada-scheduler-estimator-cert"
+ESTIMATOR_PKI_DIR = "/etc/karmada/pki/server"
+ESTIMATOR_KUBECONFIG_DIR = "/etc/karmada/member-kubeconfig"
+
+NON_ROOT_UID = 65532
+"""The upstream images (alpine, no USER) would run as root; the pods pin a non-root UID instead."""
+
+SyncMode = Literal["Push", "Pull"]
+
+
+def _b64(value: str) -> str:
+    return base64.b64encode(value.encode()).decode()
+
+
+def _labels(extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**SYSTEM_LABELS, **(extra or {})}
+
+
+def cluster_sa_name(cluster: str) -> str:
+    """`names.GenerateServiceAccountName(cluster)`: the member SA the hub acts as in Push mode."""
+    return f"karmada-{cluster}"
+
+
+def cluster_role_name(cluster: str) -> str:
+    """`names.GenerateRoleName(sa)`: the member ClusterRole/Binding for the Push SA."""
+    return f"karmada-controller-manager:{cluster_sa_name(cluster)}"
+
+
+def impersonator_secret_name(cluster: str) -> str:
+    return f"{cluster}-impersonator"
+
+
+def execution_namespace(cluster: str) -> str:
+    """`karmada-es-<cluster>`: where the hub keeps a member's Work objects."""
+    return f"karmada-es-{cluster}"
+
+
+def agent_user(cluster: str) -> str:
+    """The identity (client cert CN, O=system:karmada:agents) the Pull agent uses against the hub."""
+    return f"system:karmada:agent:{cluster}"
+
+
+# ----------------------------------------------------------------------------------- shared objects
+
+
+def namespace(name: str) -> dict[str, Any]:
+    """A namespace labelled as Karmada-owned (member `karmada-cluster`/`karmada-system`; hub `karmada-cluster`)."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": _labels()}}
+
+
+def _service_account(name: str, ns: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns,
+                                                                       "labels": _labels()}}
+
+
+def _sa_token_secret(sa: str, ns: str) -> dict[str, Any]:
+    """A long-lived SA token Secret; the member's token controller fills `token` and `ca.crt`.
+
+    Since Kubernetes 1.24 SAs get no token Secret of their own; this is what join creates (same name as the SA).
+    The lead reads `data.token` / `data["ca.crt"]` back from the member and passes them to `cluster_secret`.
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/service-account-token",
+        "metadata": {
+            "name": sa,
+            "namespace": ns,
+            "labels": _labels(),
+            "annotations": {"kubernetes.io/service-account.name": sa},
+        },
+    }
+
+
+def _all_access_rules() -> list[dict[str, Any]]:
+    """`ClusterPolicyRules` upstream: everything, plus GET on every non-resource URL (/healthz, /readyz, /version)."""
+    return [
+        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+        {"nonResourceURLs": ["*"], "verbs": ["get"]},
+    ]
+
+
+def _cluster_role(name: str, rules: list[dict[str, Any]], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta, "rules": rules}
+
+
+def _binding(kind: str, name: str, role_kind: str, subject: dict[str, Any], ns: str | None = None,
+             labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if ns is not None:
+        meta["namespace"] = ns
+    if labels:
+        meta["labels"] = labels
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": meta,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+        "subjects": [subject],
+    }
+
+
+def _sa_subject(name: str, ns: str) -> dict[str, Any]:
+    return {"kind": "ServiceAccount", "name": name, "namespace": ns}
+
+
+def _user_subject(name: str) -> dict[str, Any]:
+    return {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}
+
+
+def _opaque_secret(name: str, ns: str, data: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": name, "namespace": ns, "labels": _labels()},
+        "data": {key: _b64(value) for key, value in data.items()},
+    }
+
+
+# ------------------------------------------------------------------------------------------ Push
+
+
+def push_member_objects(cluster: str) -> list[dict[str, Any]]:
+    """Member side of a Push join, in apply order: namespace, two SAs with token Secrets, all-access RBAC.
+
+    The impersonator SA gets no RBAC here: Karmada's unifiedAuth controller syncs its impersonation rules.
+    """
+    sa = cluster_sa_name(cluster)
+    role = cluster_role_name(cluster)
+    return [
+        namespace(CLUSTER_NAMESPACE),
+        _service_account(IMPERSONATOR_SA, CLUSTER_NAMESPACE),
+        _sa_token_secret(IMPERSONATOR_SA, CLUSTER_NAMESPACE),
+        _service_account(sa, CLUSTER_NAMESPACE),
+        _cluster_role(role, _all_access_rules(), _labels()),
+        _binding("ClusterRoleBinding", role, "ClusterRole", _sa_subject(sa, CLUSTER_NAMESPACE), labels=_labels()),
+        _sa_token_secret(sa, CLUSTER_NAMESPACE),
+    ]
+
+
+def cluster_secret(name: str, token: str, ca_bundle: str) -> dict[str, Any]:
+    """Hub: `karmada-cluster/<cluster>` with the member SA's bearer token and the member's CA (PEM).
+
+    `token` and `ca_bundle` are the decoded values of the member token Secret's `token` and `ca.crt`.
+    """
+    return _opaque_secret(name, CLUSTER_NAMESPACE, {"token": token, "caBundle": ca_bundle})
+
+
+def impersonator_secret(name: str, token: str) -> dict[str, Any]:
+    """Hub: `karmada-cluster/<cluster>-impersonator` with the impersonator SA's token (`name` is the cluster)."""
+    return _opaque_secret(impersonator_secret_name(name), CLUSTER_NAMESPACE, {"token": token})
+
+
+def cluster_labels(member: MemberConfig, sync_mode: SyncMode) -> dict[str, str]:
+    """The Cluster's labels: the member's own, then region/provider/sync mode (ours win on a clash)."""
+    return {**member.labels, REGION_LABEL: member.region, PROVIDER_LABEL: PROVIDER, SYNC_MODE_LABEL: sync_mode.lower()}
+
+
+def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, cluster_id: str | None = None
+                   ) -> dict[str, Any]:
+    """Hub: the `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and spread.
+
+    Push: credentials via secretRef/impersonatorSecretRef, so the controller-manager can reach the member.
+    Pull: the agent registers itself and fills id/secretRef (it create-or-updates the Cluster); pre-creating
+    it here makes labels, region and zones exist before the agent starts and keeps them in the preview.
+    `cluster_id` is the member's kube-system namespace UID, as join sets it (used for multi-cluster DNS).
+    """
+    mode: SyncMode = sync_mode or member.sync_mode
+    spec: dict[str, Any] = {"syncMode": mode, "apiEndpoint": member.api_endpoint.rstrip("/")}
+    if cluster_id:
+        spec["id"] = cluster_id
+    if mode == "Push":
+        spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
+        spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": impersonator_secret_name(member.name)}
+    spec["provider"] = PROVIDER
+    spec["region"] = member.region
+    if member.zones:
+        spec["zones"] = list(member.zones)
+    return {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": member.name, "labels": cluster_labels(member, mode)},
+        "spec": spec,
+    }
+
+
+# ------------------------------------------------------------------------------------------ Pull
+
+
+def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
+    """Hub side of a Pull join: the agent's RBAC, as `karmadactl register` creates it, in apply order.
+
+    The `agent-work` Role/RoleBinding live in `karmada-es-<cluster>`, which the cluster controller creates
+    only once the Cluster exists. Like `karmadactl register`, this renders that namespace up front (labelled
+    `karmada.io/system`) so all RBAC exists before the agent starts; the controller's createExecutionSpace is
+    get-then-create, so it adopts it. When the Cluster is deleted the controller removes the namespace and
+    with it the Role/RoleBinding: delete the member (agent, Cluster) before this RBAC, or expect Pulumi to
+    see them gone on the next refresh.
+    """
+    es = execution_namespace(cluster)
+    user = _user_subject(agent_user(cluster))
+    base = f"system:karmada:{cluster}"
+    cluster_rules = [
+        {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": [cluster],
+         "verbs": ["get", "delete"]},
+        {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["create", "list", "watch"]},
+        {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/status"], "resourceNames": [cluster],
+         "verbs": ["update"]},
+        {"apiGroups": ["config.karmada.io"],
+         "resources": ["resourceinterpreterwebhookconfigurations", "resourceinterpretercustomizations"],
+         "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
+        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["get", "create"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["patch", "create", "update"]},
+    ]
+    secret_rules = [
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [cluster, impersonator_secret_name(cluster)],
+         "verbs": ["get", "patch"]},
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+    ]
+    work_rules = [
+        {"apiGroups": ["work.karmada.io"], "resources": ["works"],
+         "verbs": ["get", "create", "list", "watch", "update", "delete"]},
+        {"apiGroups": ["work.karmada.io"], "resources": ["works/status"], "verbs": ["patch", "update"]},
+    ]
+    return [
+        _cluster_role(f"{base}:agent", cluster_rules),
+        _binding("ClusterRoleBinding", f"{base}:agent", "ClusterRole", user),
+        _role(f"{base}:agent-secret", CLUSTER_NAMESPACE, secret_rules),
+        _binding("RoleBinding", f"{base}:agent-secret", "Role", user, ns=CLUSTER_NAMESPACE),
+        namespace(es),
+        _role(f"{base}:agent-work", es, work_rules),
+        _binding("RoleBinding", f"{base}:agent-work", "Role", user, ns=es),
+    ]
+
+
+def _role(name: str, ns: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": ns},
+            "rules": rules}
+
+
+def agent_kubeconfig_secret(kubeconfig_yaml: str) -> dict[str, Any]:
+    """Member: `karmada-system/karmada-kubeconfig` (key `karmada-kubeconfig`): the agent's way into the hub."""
+    return _opaque_secret(AGENT_KUBECONFIG_SECRET, AGENT_NAMESPACE, {AGENT_KUBECONFIG_SECRET: kubeconfig_yaml})
+
+
+def _restricted_container_security() -> dict[str, Any]:
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "runAsUser": NON_ROOT_UID,
+        "runAsGroup": NON_ROOT_UID,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def _pod_security() -> dict[str, Any]:
+    return {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "runAsGroup": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
+            "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def _http_probe(port: int, period: int, failures: int) -> dict[str, Any]:
+    return {"httpGet": {"path": "/healthz", "port": port, "scheme": "HTTP"}, "periodSeconds": period,
+            "timeoutSeconds": 5, "failureThreshold": failures}
+
+
+def _anti_affinity(labels: dict[str, str], required: bool) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+    if required:
+        return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": term}]}}
+
+
+AGENT_REPLICAS = 2
+"""The agent leader-elects (a Lease in the member's karmada-system), so the second replica is a warm standby
+that takes over within the lease duration when the leader's node goes away. More adds nothing. Anti-affinity
+is preferred, not required: members may have a single schedulable node, and a hard rule there would leave the
+standby pending and block the rolling update; maxSurge 0 / maxUnavailable 1 rolls one pod at a time for the
+same reason, and the PodDisruptionBudget keeps one through node drains."""
+
+
+def pull_member_objects(cluster: str, version: str, args: list[str], kubeconfig_yaml: str) -> list[dict[str, Any]]:
+    """Member side of a Pull join, in apply order.
+
+    `args` is the agent's whole flag list (the lead's flags function; `--karmada-kubeconfig` must be
+    `AGENT_KUBECONFIG_PATH`); `kubeconfig_yaml` is the agent's hub kubeconfig (see `kubeconfig`).
+    """
+    return [
+        namespace(AGENT_NAMESPACE),
+        agent_kubeconfig_secret(kubeconfig_yaml),
+        _service_account(AGENT_SA, AGENT_NAMESPACE),
+        _cluster_role(AGENT_NAME, _all_access_rules(), _labels()),
+        _binding("ClusterRoleBinding", AGENT_NAME, "ClusterRole", _sa_subject(AGENT_SA, AGENT_NAMESPACE),
+                 labels=_labels()),
+        agent_deployment(cluster, version, args),
+        agent_pod_disruption_budget(),
+    ]
+
+
+def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS) -> dict[str, Any]:
+    """Member: the karmada-agent Deployment (image `docker.io/karmada/karmada-agent:<version>`).
+
+    The agent talks to its own member with the in-cluster SA token (so the token stays mounted) and to the hub
+    with the mounted kubeconfig. Only `/healthz` exists on the probe port (no `/readyz`), for both probes.
+    """
+    labels = {"app": AGENT_NAME}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": AGENT_NAME, "namespace": AGENT_NAMESPACE,
+                     "labels": {**labels, "fleet.karmada-hub.io/cluster": cluster}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": AGENT_SA,
+                    "securityContext": _pod_security(),
+                    "affinity": _anti_affinity(labels, required=False),
+                    "containers": [{
+                        "name": AGENT_NAME,
+                        "image": f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-agent:{version}",
+                        "imagePullPolicy": "IfNotPresent",
+                        "command": ["/bin/karmada-agent"],
+                        "args": list(args),
+                        "ports": [
+                            {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},
+                            {"name": "healthz", "containerPort": AGENT_HEALTH_PORT, "protocol": "TCP"},
+                        ],
+                        "livenessProbe": {**_http_probe(AGENT_HEALTH_PORT, 15, 3), "initialDelaySeconds": 15},
+                        "readinessProbe": _http_probe(AGENT_HEALTH_PORT, 10, 3),
+                        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}},
+                        "securityContext": _restricted_container_security(),
+                        "volumeMounts": [
+                            {"name": "kubeconfig", "mountPath": AGENT_KUBECONFIG_DIR, "readOnly": True},
+                            {"name": "tmp", "mountPath": "/tmp"},
+                        ],
+                    }],
+                    "volumes": [
+                        {"name": "kubeconfig", "secret": {"secretName": AGENT_KUBECONFIG_SECRET}},
+                        {"name": "tmp", "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def agent_pod_disruption_budget() -> dict[str, Any]:
+    """Member: keep one agent through voluntary disruptions (node drains during CAPI rollouts)."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": AGENT_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels()},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": AGENT_NAME}}},
+    }
+
+
+# ------------------------------------------------------------------------------------- kubeconfig
+
+
+def kubeconfig(
+    server: str,
+    ca_pem: str,
+    client_cert_pem: str | None = None,
+    client_key_pem: str | None = None,
+    token: str | None = None,
+    name: str = "karmada",
+) -> str:
+    """A one-cluster kubeconfig (YAML) with exactly one credential: a client certificate + key, or a token.
+
+    Rendering is `components.kubeconfig.kubeconfig` (one renderer for the whole program); this adds the
+    join-specific rules: https only, and never both credentials (which one a client would use is ambiguous).
+    """
+    has_cert = client_cert_pem is not None or client_key_pem is not None
+    if has_cert and (client_cert_pem is None or client_key_pem is None):
+        raise ValueError("kubeconfig: client_cert_pem and client_key_pem go together")
+    if has_cert == (token is not None):
+        raise ValueError("kubeconfig: give either a client certificate and key or a token, not both or neither")
+    if not server.startswith("https://"):
+        raise ValueError(f"kubeconfig: server must be an https:// URL (got '{server}')")
+    return render_kubeconfig(name, server, ca_pem, client_cert_pem, client_key_pem, token)
+
+
+# ---------------------------------------------------------------------------- scheduler-estimator
+
+
+def estimator_name(cluster: str) -> str:
+    """`karmada-scheduler-estimator-<cluster>`: the scheduler finds the estimator by this Service name."""
+    return f"karmada-scheduler-estimator-{cluster}"
+
+
+def estimator_kubeconfig_secret_name(cluster: str) -> str:
+    """Host: the Secret (upstream name `<cluster>-kubeconfig`, same key) with the member kubeconfig."""
+    return f"{cluster}-kubeconfig"
+
+
+def estimator_kubeconfig_path(cluster: str) -> str:
+    """Where the estimator's `--kubeconfig` must point (the lead's flags function uses it)."""
+    return f"{ESTIMATOR_KUBECONFIG_DIR}/{estimator_kubeconfig_secret_name(cluster)}"
+
+
+def estimator_kubeconfig_secret(cluster: str, kubeconfig_yaml: str) -> dict[str, Any]:
+    """Host: the member kubeconfig the estimator reads nodes and pods with (content passed in)."""
+    name = estimator_kubeconfig_secret_name(cluster)
+    return _opaque_secret(name, AGENT_NAMESPACE, {name: kubeconfig_yaml})
+
+
+ESTIMATOR_REPLICAS = 2
+"""Estimators are stateless gRPC servers behind one Service (no leader election); two keep the scheduler's
+estimates available through a node loss. Required anti-affinity: the hub always has >= 3 servers."""
+
+
+def scheduler_estimator_deployment(cluster: str, version: str, args: list[str],
+                                   replicas: int = ESTIMATOR_REPLICAS) -> dict[str, Any]:
+    """Host (karmada-system): the member's scheduler-estimator. `args` is the full flag list from the lead.
+
+    Mounts the gRPC serving cert (`ESTIMATOR_CERT_SECRET` at `ESTIMATOR_PKI_DIR`: ca.crt, tls.crt, tls.key) and
+    the member kubeconfig (at `estimator_kubeconfig_path`). POD_IP is in the environment for `$(POD_IP)` flags.
+    The whole Secret is mounted (no subPath) so a rotated kubeconfig reaches the pod.
+    """
+    name = estimator_name(cluster)
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": AGENT_NAMESPACE, "labels": {**labels, "cluster": cluster}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "automountServiceAccountToken": False,
+                    "securityContext": _pod_security(),
+                    "affinity": _anti_affinity(labels, required=True),
+                    "containers": [{
+                        "name": "karmada-scheduler-estimator",
+                        "image": f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-scheduler-estimator:{version}",
+                        "imagePullPolicy": "IfNotPresent",
+                        "command": ["/bin/karmada-scheduler-estimator"],
+                        "args": list(args),
+                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                        "ports": [
+                            {"name": "grpc", "containerPort": ESTIMATOR_PORT, "protocol": "TCP"},
+                            {"name": "metrics", "containerPort": 8080, "protocol": "TCP"},
+                            {"name": "healthz", "containerPort": ESTIMATOR_HEALTH_PORT, "protocol": "TCP"},
+                        ],
+                        "livenessProbe": {**_http_probe(ESTIMATOR_HEALTH_PORT, 15, 3), "initialDelaySeconds": 15},
+                        "readinessProbe": _http_probe(ESTIMATOR_HEALTH_PORT, 10, 3),
+                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                        "securityContext": _restricted_container_security(),
+                        "volumeMounts": [
+                            {"name": "server-cert", "mountPath": ESTIMATOR_PKI_DIR, "readOnly": True},
+                            {"name": "member-kubeconfig", "mountPath": ESTIMATOR_KUBECONFIG_DIR, "readOnly": True},
+                        ],
+                    }],
+                    "volumes": [
+                        {"name": "server-cert", "secret": {"secretName": ESTIMATOR_CERT_SECRET}},
+                        {"name": "member-kubeconfig",
+                         "secret": {"secretName": estimator_kubeconfig_secret_name(cluster)}},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def scheduler_estimator_service(cluster: str) -> dict[str, Any]:
+    """Host (karmada-system): `karmada-scheduler-estimator-<cluster>` on 10352, where the scheduler dials it."""
+    name = estimator_name(cluster)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": AGENT_NAMESPACE, "labels": {"cluster": cluster}},
+        "spec": {
+            "selector": {"app": name},
+            "ports": [{"name": "grpc", "protocol": "TCP", "port": ESTIMATOR_PORT, "targetPort": ESTIMATOR_PORT}],
+        },
+    }

@@ -1,0 +1,442 @@
+"""Regional traffic documents: the per-region Hetzner LB specs, external-dns on the hub, and the ingress override.
+
+How a request finds a live region (the full chain, with upstream evidence, is in docs/traffic-failover.md):
+
+1. each region has one Hetzner LB (TCP 80/443 -> the members' ingress NodePorts, TCP health checks);
+2. each member's ingress controller publishes *its region's LB address* as the Ingress status
+   (`ingress_status_overrides`, a Karmada OverridePolicy per member);
+3. Karmada aggregates the members' `status.loadBalancer.ingress` into the template in karmada-apiserver;
+4. external-dns runs on the hub's host cluster, reads karmada-apiserver (`--kubeconfig`) and keeps one record set
+   per hostname with every live region's LB address, with the stack's short TTL.
+
+Everything here is a plain dict (or list of dicts) shaped exactly as applied: Kubernetes objects in camelCase with
+`metadata.name` set, Hetzner resources in pulumi_hcloud argument names. No Pulumi imports; secret values (the
+Hetzner token, the kubeconfig) only ever arrive as arguments.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
+from components.karmada.versions import (
+    EXTERNAL_DNS_ANNOTATION_PREFIX,
+    EXTERNAL_DNS_IMAGE,
+    HETZNER_WEBHOOK_IMAGE,
+)
+
+# ------------------------------------------------------------------------------------------- constants
+
+EXTERNAL_DNS_NAMESPACE = "external-dns"
+EXTERNAL_DNS_NAME = "external-dns"
+EXTERNAL_DNS_USER = "system:karmada:external-dns"
+"""CN of the client certificate in external-dns's karmada kubeconfig; `external_dns_karmada_rbac()` binds it."""
+
+TOKEN_SECRET_NAME = "external-dns-hetzner"
+TOKEN_SECRET_KEY = "token"
+KUBECONFIG_SECRET_NAME = "external-dns-karmada-kubeconfig"
+KUBECONFIG_SECRET_KEY = "kubeconfig"
+KUBECONFIG_MOUNT_DIR = "/etc/karmada"
+
+TXT_PREFIX = "reg-%{record_type}-"
+"""Ownership TXT records live beside, not on, the managed name: a TXT on the same name as a CNAME is illegal."""
+
+MANAGED_RECORD_TYPES = ("A", "AAAA", "CNAME")
+WEBHOOK_URL = "http://localhost:8888"
+"""The Hetzner webhook's default WEBHOOK_ADDRESS (localhost only, so nothing outside the pod can call it)."""
+EXTERNAL_DNS_METRICS_PORT = 7979
+WEBHOOK_METRICS_PORT = 8080
+
+REGION_RECORD_LABEL = "lb"
+"""Per-region drill records are `<region>.lb.<domain>`; external-dns is told to exclude that subtree."""
+
+INGRESS_NGINX_CONTAINER = "controller"
+"""Container name in the ingress-nginx chart (`controller.containerName`, charts/ingress-nginx/values.yaml)."""
+INGRESS_NGINX_PUBLISH_FLAG = "--publish-status-address"
+
+CAPH_CLUSTER_LABEL_PREFIX = "caph-cluster-"
+"""CAPH labels every hcloud server `caph-cluster-<HetznerCluster name>=owned` (api/v1beta2/tags.go
+`NameHetznerProviderOwned`, pkg/services/hcloud/server/server.go `createLabels`), plus `machine_type`."""
+CAPH_OWNED = "owned"
+CAPH_MACHINE_TYPE_LABEL = "machine_type"
+CAPH_WORKER = "worker"
+MEMBER_SERVER_LABEL = "karmada-hub/member"
+"""The Hetzner server label an operator must set on the ingress servers of a member that CAPH did not build."""
+
+HEALTH_CHECK_LIMITS = {"interval": (3, 60), "timeout": (1, 60), "retries": (0, 5)}
+"""Hetzner LB health-check bounds this program allows (config.HealthCheckConfig enforces the same)."""
+
+
+def _meta(name: str, namespace: str | None = None, **labels: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/name": EXTERNAL_DNS_NAME,
+                                                     "app.kubernetes.io/part-of": "karmada-hub", **labels}}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+# ------------------------------------------------------------------------------------- load balancers
+
+
+def region_members(members: Sequence[MemberConfig], region: str) -> list[MemberConfig]:
+    """The members of one region, in a stable order (target and rule order must not churn between plans)."""
+    return sorted((m for m in members if m.region == region), key=lambda m: m.name)
+
+
+def region_ingress(members: Sequence[MemberConfig]) -> IngressConfig:
+    """The one ingress port pair a region's LB forwards to.
+
+    A Hetzner LB service has a single destination port for all its targets, so every member behind one regional
+    LB must expose its ingress on the same NodePorts; a mismatch would silently black-hole one member."""
+    if not members:
+        raise ValueError("a regional load balancer needs at least one member in the region")
+    first = members[0].ingress
+    for m in members[1:]:
+        if (m.ingress.http_node_port, m.ingress.https_node_port) != (first.http_node_port, first.https_node_port):
+            raise ValueError(
+                f"members {members[0].name} and {m.name} share region {m.region} but use different ingress NodePorts "
+                f"({first.http_node_port}/{first.https_node_port} vs {m.ingress.http_node_port}/"
+                f"{m.ingress.https_node_port}); one regional LB needs the same ports on every member"
+            )
+    return first
+
+
+def regional_lb_services(region: RegionConfig, ingress: IngressConfig) -> list[dict[str, Any]]:
+    """TCP 80 and 443 -> the members' ingress NodePorts, as pulumi_hcloud `LoadBalancerService` args.
+
+    TCP passthrough, not `http`/`https` services: TLS terminates in the members' ingress controllers, which hold
+    the tenants' certificates; the LB only needs to know which nodes are alive. The health check probes the
+    destination NodePort itself, so with `externalTrafficPolicy: Local` on the ingress Service only nodes running
+    an ingress pod pass, and a member whose ingress is gone drops out of the LB within interval x (retries + 1)."""
+    hc = region.health_check
+    services = []
+    for listen, destination in ((80, ingress.http_node_port), (443, ingress.https_node_port)):
+        services.append({
+            "protocol": "tcp",
+            "listen_port": listen,
+            "destination_port": destination,
+            "proxyprotocol": region.proxy_protocol,
+            "health_check": {
+                "protocol": "tcp",
+                "port": destination,
+                "interval": hc.interval,
+                "timeout": hc.timeout,
+                "retries": hc.retries,
+            },
+        })
+    return services
+
+
+def member_server_selector(member: MemberConfig) -> str:
+    """Hetzner label selector for one member's ingress servers.
+
+    Hetzner selects *servers in the LB's own project* by *Hetzner server labels*; Kubernetes node labels
+    (`member.ingress.node_selector`) are invisible to it. CAPH labels each server it creates
+    `caph-cluster-<HetznerCluster>=owned` and `machine_type=worker|control_plane`, and offers no field for custom
+    server labels, so for CAPI members the selector is all workers of that cluster (the NodePort health check
+    then keeps only the nodes that really serve ingress). The HetznerCluster is assumed to carry the CAPI
+    Cluster's name, as the CAPH templates do. Members not built by CAPH must label their ingress servers
+    `karmada-hub/member=<member>` themselves."""
+    if isinstance(member.credentials, CapiCredentials):
+        cluster = member.credentials.cluster
+        return f"{CAPH_CLUSTER_LABEL_PREFIX}{cluster}={CAPH_OWNED},{CAPH_MACHINE_TYPE_LABEL}={CAPH_WORKER}"
+    return f"{MEMBER_SERVER_LABEL}={member.name}"
+
+
+def regional_lb_target_selector(members: Sequence[MemberConfig]) -> list[dict[str, Any]]:
+    """One pulumi_hcloud `LoadBalancerTarget` spec per member of a region (type label_selector, private IPs).
+
+    A list, not one selector: Hetzner label selectors AND their terms and the CAPH label key embeds the cluster
+    name, so no single selector can match two clusters. `use_private_ip` keeps LB->node traffic on the members'
+    private network; the lead must attach the LB to that network (region.network_cidr) and add
+    `depends_on=[lb_network]`, and the LB must live in the same Hetzner project as the members' servers."""
+    if not members:
+        raise ValueError("a regional load balancer needs at least one member in the region")
+    return [
+        {"type": "label_selector", "label_selector": member_server_selector(m), "use_private_ip": True}
+        for m in sorted(members, key=lambda m: m.name)
+    ]
+
+
+def region_record_name(region: str, domain: str) -> str:
+    """The fixed drill name of one region's LB, e.g. `eu-fsn.lb.dev.example.com`.
+
+    Pulumi owns these A records (hcloud ZoneRrset). external-dns never touches them: they carry no ownership TXT
+    for its `--txt-owner-id` (its plan drops deletes/updates of unowned records and refuses to create over them),
+    and `--exclude-domains=lb.<domain>` keeps the subtree out of its view altogether."""
+    return f"{region}.{REGION_RECORD_LABEL}.{domain}"
+
+
+def region_record(region: str, dns: DnsConfig, lb_ipv4: str) -> dict[str, Any]:
+    """pulumi_hcloud `ZoneRrset` args for the region's drill record (the zone is `dns.domain`)."""
+    ipaddress.IPv4Address(lb_ipv4)
+    return {
+        "zone": dns.domain,
+        "name": f"{region}.{REGION_RECORD_LABEL}",
+        "type": "A",
+        "ttl": dns.ttl,
+        "records": [{"value": lb_ipv4}],
+    }
+
+
+# ---------------------------------------------------------------------------------------- external-dns
+
+
+def external_dns_args(dns: DnsConfig) -> list[str]:
+    """external-dns v0.22 flags (pkg/apis/externaldns/types.go at v0.22.0; see docs/traffic-failover.md).
+
+    - `--policy=sync`: v0.22 has no default; sync is what makes a lost region's address *leave* the record.
+    - `--min-ttl`: v0.22 has no `--ttl`; `--min-ttl` is the "global TTL" written on every endpoint whose source
+      set none (endpoint.WithMinTTL), so together with `ttl_guard_policy` every record gets `dns.ttl`.
+    - `--service-type-filter=LoadBalancer`: only LB Services carry addresses in karmada-apiserver (Karmada
+      aggregates status for that type only), and it spares informers on pods/nodes/EndpointSlices there.
+    - `--events` plus `--interval`: react to status changes at once, resync on the interval."""
+    args = [
+        "--provider=webhook",
+        f"--webhook-provider-url={WEBHOOK_URL}",
+        f"--kubeconfig={KUBECONFIG_MOUNT_DIR}/{KUBECONFIG_SECRET_KEY}",
+        "--source=ingress",
+        "--source=service",
+        "--service-type-filter=LoadBalancer",
+        f"--annotation-prefix={EXTERNAL_DNS_ANNOTATION_PREFIX}",
+        "--policy=sync",
+        "--registry=txt",
+        f"--txt-owner-id={dns.txt_owner_id}",
+        f"--txt-prefix={TXT_PREFIX}",
+        f"--domain-filter={dns.domain}",
+        f"--exclude-domains={REGION_RECORD_LABEL}.{dns.domain}",
+        f"--interval={dns.interval_seconds}s",
+        "--events",
+        f"--min-ttl={dns.ttl}s",
+        f"--metrics-address=:{EXTERNAL_DNS_METRICS_PORT}",
+        "--log-format=json",
+    ]
+    args += [f"--managed-record-types={t}" for t in MANAGED_RECORD_TYPES]
+    return args
+
+
+_RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "runAsGroup": 65532,
+    "privileged": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: str) -> list[dict[str, Any]]:
+    """Namespace, ServiceAccount and Deployment for external-dns + the Hetzner webhook on the hub's host cluster.
+
+    external-dns reads karmada-apiserver through the mounted kubeconfig, never the host API, so the pod gets no
+    host token at all. One replica with `Recreate`: v0.22 has no leader election (no such flag or code), two
+    instances with one owner id would race each other's TXT registry, and a restart only delays DNS changes by a
+    few seconds — the records already served stay up. The webhook is a native sidecar (restartable init
+    container) so it is listening before external-dns negotiates with it."""
+    labels = {"app.kubernetes.io/name": EXTERNAL_DNS_NAME}
+    external_dns = {
+        "name": EXTERNAL_DNS_NAME,
+        "image": EXTERNAL_DNS_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "args": external_dns_args(dns),
+        "ports": [{"name": "http", "containerPort": EXTERNAL_DNS_METRICS_PORT, "protocol": "TCP"}],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "initialDelaySeconds": 10,
+                          "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 2},
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "initialDelaySeconds": 5,
+                           "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 6},
+        "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "securityContext": dict(_RESTRICTED),
+        "volumeMounts": [{"name": "karmada-kubeconfig", "mountPath": KUBECONFIG_MOUNT_DIR, "readOnly": True}],
+    }
+    webhook = {
+        "name": "hetzner-webhook",
+        "image": HETZNER_WEBHOOK_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "restartPolicy": "Always",
+        "env": [
+            {"name": "HETZNER_TOKEN", "valueFrom": {"secretKeyRef": {"name": token_secret, "key": TOKEN_SECRET_KEY}}},
+            {"name": "INCLUDE_DOMAIN_FILTER", "value": dns.domain},
+            {"name": "WEBHOOK_ADDRESS", "value": WEBHOOK_URL.removeprefix("http://")},
+            {"name": "METRICS_ADDRESS", "value": f":{WEBHOOK_METRICS_PORT}"},
+        ],
+        "ports": [{"name": "http-webhook", "containerPort": WEBHOOK_METRICS_PORT, "protocol": "TCP"}],
+        "startupProbe": {"tcpSocket": {"port": "http-webhook"}, "periodSeconds": 2, "failureThreshold": 30},
+        "livenessProbe": {"tcpSocket": {"port": "http-webhook"}, "periodSeconds": 10, "failureThreshold": 3},
+        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+        "securityContext": dict(_RESTRICTED),
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
+        "spec": {
+            "replicas": 1,
+            "revisionHistoryLimit": 3,
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "serviceAccountName": EXTERNAL_DNS_NAME,
+                    "automountServiceAccountToken": False,
+                    "securityContext": {"runAsNonRoot": True, "fsGroup": 65534,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "initContainers": [webhook],
+                    "containers": [external_dns],
+                    "volumes": [{"name": "karmada-kubeconfig",
+                                 "secret": {"secretName": kubeconfig_secret, "defaultMode": 0o440,
+                                            "items": [{"key": KUBECONFIG_SECRET_KEY, "path": KUBECONFIG_SECRET_KEY}]}}],
+                    "terminationGracePeriodSeconds": 30,
+                },
+            },
+        },
+    }
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(EXTERNAL_DNS_NAMESPACE)},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
+         "automountServiceAccountToken": False},
+        deployment,
+    ]
+
+
+def _secret(name: str, key: str, value: str) -> dict[str, Any]:
+    if not value:
+        raise ValueError(f"secret {name}: the value for '{key}' is empty")
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(name, EXTERNAL_DNS_NAMESPACE),
+        "type": "Opaque",
+        "data": {key: base64.b64encode(value.encode()).decode()},
+    }
+
+
+def external_dns_token_secret(token: str, name: str = TOKEN_SECRET_NAME) -> dict[str, Any]:
+    """The Hetzner Cloud API token for the webhook; the lead wraps it in an Output.secret."""
+    return _secret(name, TOKEN_SECRET_KEY, token)
+
+
+def external_dns_kubeconfig_secret(kubeconfig: str, name: str = KUBECONFIG_SECRET_NAME) -> dict[str, Any]:
+    """The karmada-apiserver kubeconfig (client cert CN = EXTERNAL_DNS_USER) that external-dns mounts."""
+    return _secret(name, KUBECONFIG_SECRET_KEY, kubeconfig)
+
+
+def external_dns_karmada_rbac() -> list[dict[str, Any]]:
+    """Read-only access in karmada-apiserver for exactly what the enabled sources watch.
+
+    The ingress source lists/watches networking.k8s.io Ingresses; the service source with
+    `--service-type-filter=LoadBalancer` only builds the Service informer (no pods, nodes or EndpointSlices:
+    source/service.go gates those on ClusterIP/NodePort being processed)."""
+    name = "karmada-hub:external-dns"
+    verbs = ["get", "list", "watch"]
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(name),
+            "rules": [
+                {"apiGroups": [""], "resources": ["services"], "verbs": verbs},
+                {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": verbs},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(name),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": EXTERNAL_DNS_USER}],
+        },
+    ]
+
+
+def ttl_guard_policy(dns: DnsConfig) -> list[dict[str, Any]]:
+    """ValidatingAdmissionPolicy + binding for karmada-apiserver: a `ttl` annotation must equal `dns.ttl`.
+
+    `--min-ttl` only fills in records whose source set no TTL; a tenant's `external-dns.kubernetes.io/ttl: 3600`
+    would otherwise pin clients to a dead region for an hour. Rejecting it at admission keeps the one TTL the
+    failover budget assumes."""
+    key = f"{EXTERNAL_DNS_ANNOTATION_PREFIX}ttl"
+    name = "karmada-hub-external-dns-ttl"
+    expression = (
+        f"!has(object.metadata.annotations) || !('{key}' in object.metadata.annotations) || "
+        f"object.metadata.annotations['{key}'] == '{dns.ttl}'"
+    )
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": _meta(name),
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                     "resources": ["services"]},
+                    {"apiGroups": ["networking.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                     "resources": ["ingresses"]},
+                ]},
+                "validations": [{
+                    "expression": expression,
+                    "message": f"{key} must be absent or '{dns.ttl}' (the fleet's DNS TTL, stack key dns.ttl)",
+                    "reason": "Invalid",
+                }],
+            },
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": _meta(name),
+            "spec": {"policyName": name, "validationActions": ["Deny"]},
+        },
+    ]
+
+
+# --------------------------------------------------------------------------------- ingress status override
+
+
+def ingress_status_overrides(
+    namespace: str,
+    controller_name: str,
+    member_to_lb_ip: Mapping[str, str],
+    *,
+    kind: str = "Deployment",
+    container_name: str = INGRESS_NGINX_CONTAINER,
+    flag: str = INGRESS_NGINX_PUBLISH_FLAG,
+) -> dict[str, Any]:
+    """An OverridePolicy that makes each member's ingress controller publish its region's LB address.
+
+    Targets the controller workload's template in karmada-apiserver; one rule per member (`clusterNames`), adding
+    `--publish-status-address=<ip>` to the ingress-nginx `controller` container with an argsOverrider (Karmada
+    supports args overrides on Deployments and DaemonSets). ingress-nginx rejects that flag together with
+    `--publish-service` (pkg/flags/flags.go), so the template must not carry `--publish-service` (chart:
+    `controller.publishService.enabled=false`). For another controller pass its container and flag, e.g.
+    Traefik `--providers.kubernetesingress.ingressendpoint.ip`. Members sharing a region share an IP."""
+    if not member_to_lb_ip:
+        raise ValueError("ingress_status_overrides needs at least one member -> LB address")
+    if kind not in ("Deployment", "DaemonSet"):
+        raise ValueError(f"kind must be Deployment or DaemonSet (Karmada's argsOverrider supports those), got {kind}")
+    rules = []
+    for member in sorted(member_to_lb_ip):
+        ip = str(ipaddress.ip_address(member_to_lb_ip[member]))
+        rules.append({
+            "targetCluster": {"clusterNames": [member]},
+            "overriders": {"argsOverrider": [
+                {"containerName": container_name, "operator": "add", "value": [f"{flag}={ip}"]},
+            ]},
+        })
+    return {
+        "apiVersion": "policy.karmada.io/v1alpha1",
+        "kind": "OverridePolicy",
+        "metadata": {"name": f"{controller_name}-publish-status", "namespace": namespace,
+                     "labels": {"app.kubernetes.io/part-of": "karmada-hub"}},
+        "spec": {
+            "resourceSelectors": [
+                {"apiVersion": "apps/v1", "kind": kind, "namespace": namespace, "name": controller_name},
+            ],
+            "overrideRules": rules,
+        },
+    }

@@ -1,0 +1,61 @@
+"""Turn a Kubernetes object (a plain dict from a pure document function) into its typed Pulumi resource.
+
+Documents are built and tested as plain data; this is the one place that maps `apiVersion`/`kind`
+onto pulumi_kubernetes classes, so every component applies objects the same way. Kinds without a
+generated class (Karmada CRs, the aggregated `Cluster`) become `CustomResource`s.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+_CLASSES: dict[tuple[str, str], Any] = {
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "Secret"): k8s.core.v1.Secret,
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
+    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
+    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
+    ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
+    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): k8s.apiextensions.v1.CustomResourceDefinition,
+    ("apiregistration.k8s.io/v1", "APIService"): k8s.apiregistration.v1.APIService,
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        k8s.admissionregistration.v1.MutatingWebhookConfiguration,
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        k8s.admissionregistration.v1.ValidatingWebhookConfiguration,
+}
+_SECRET_FIELDS = ("data", "stringData")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def logical_name(prefix: str, obj: dict[str, Any]) -> str:
+    """`<prefix>-<kind>-<namespace>-<name>`: unique per API server, stable across runs."""
+    meta = obj["metadata"]
+    parts = [prefix, obj["kind"].lower(), meta.get("namespace", ""), meta["name"]]
+    return "-".join(p for p in parts if p).replace(":", "-").replace(".", "-")
+
+
+def apply(prefix: str, obj: Any, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """Create the resource for `obj` (whose values may be Outputs). Secret payloads are always secret."""
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    name = logical_name(prefix, obj)
+    cls = _CLASSES.get((api_version, kind))
+    fields = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    if kind == "Secret":
+        fields = {k: (pulumi.Output.secret(v) if k in _SECRET_FIELDS else v) for k, v in fields.items()}
+    if cls is None:
+        return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
+    return cls(name, opts=opts, **{_snake(k): v for k, v in fields.items()})

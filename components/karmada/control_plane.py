@@ -1,0 +1,288 @@
+"""KarmadaPki and KarmadaControlPlane: the Karmada control plane in HA on the hub's host cluster.
+
+`KarmadaPki` turns `pki_spec` into pulumi_tls resources (three CAs, per-component leaves, the
+service-account key pair); the apiserver's serving cert also carries the hub LB address and name.
+`KarmadaControlPlane` applies etcd and every component (flags from `flags`, objects from
+`manifests`), exposes the karmada-apiserver through the hub LB, waits for its `/readyz` there and
+only then creates the `k8s-karmada` provider the bootstrap and the members use.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from components import tls
+from components.config import FleetConfig
+from components.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
+from components.k8s_objects import apply
+from components.karmada import flags, manifests, pki_spec, versions
+from components.kubeconfig import kubeconfig
+from components.readiness import ApiReadiness
+
+COMPONENT_CLIENT_CERTS = {
+    "karmada-controller-manager": "controller-manager",
+    "karmada-scheduler": "scheduler",
+    "karmada-webhook": "webhook-client",
+    "karmada-aggregated-apiserver": "aggregated-apiserver-client",
+    "kube-controller-manager": "kube-controller-manager",
+}
+"""Component -> the pki_spec client cert its kubeconfig authenticates with."""
+
+
+class KarmadaPki(pulumi.ComponentResource):
+    """Every certificate and key of the Karmada control plane, keyed by their path under flags.PKI_DIR."""
+
+    files: dict[str, pulumi.Output[str]]
+    clients: dict[str, tls.KeyPair]
+    ca: tls.KeyPair
+
+    def __init__(self, name: str, config: FleetConfig, lb_ipv4: pulumi.Input[str], dns_names: Sequence[str],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karmada-hub:index:KarmadaPki", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        pki = config.karmada.pki
+        cas: dict[str, tls.KeyPair] = {}
+        self.files = {}
+        for spec in pki_spec.ca_specs():
+            pair = tls.ca(f"{name}-{spec.name}", spec.common_name, pki.ca_validity_hours, child)
+            cas[spec.name] = pair
+            self.files[f"{spec.file}.crt"] = pair.cert_pem
+            self.files[f"{spec.file}.key"] = pair.key_pem
+        self.ca = cas[pki_spec.KARMADA_CA.name]
+        self.etcd_ca = cas[pki_spec.ETCD_CA.name]
+        specs = pki_spec.cert_specs(lb_addresses=[], dns_names=list(dns_names),
+                                    etcd_replicas=config.karmada.etcd.replicas)
+        self.leaves: dict[str, tls.KeyPair] = {}
+        for spec in specs:
+            extra_ips: list[pulumi.Input[str]] = [lb_ipv4] if spec.name == "apiserver" else []
+            pair = tls.leaf(
+                f"{name}-{spec.name}", cas[spec.signer], spec.common_name, spec.usages, pki.leaf_validity_hours,
+                child, organization=spec.organization[0] if spec.organization else None,
+                dns_names=spec.dns_names, ip_addresses=[*spec.ip_addresses, *extra_ips],
+            )
+            self.leaves[spec.name] = pair
+            if spec.file:
+                self.files[f"{spec.file}.crt"] = pair.cert_pem
+                self.files[f"{spec.file}.key"] = pair.key_pem
+        sa = tls.private_key(f"{name}-{pki_spec.SA_KEY.name}", child)
+        self.files[f"{pki_spec.SA_KEY.file}.key"] = pulumi.Output.secret(sa.private_key_pem)
+        self.files[f"{pki_spec.SA_KEY.file}.pub"] = sa.public_key_pem
+        self.admin = self.leaves["admin"]
+        self.register_outputs({"caCertPem": self.ca.cert_pem})
+
+    def agent_cert(self, cluster: str, hours: int, opts: pulumi.ResourceOptions) -> tls.KeyPair:
+        """A pull-mode member's karmada-agent client cert, signed by the Karmada CA."""
+        spec = pki_spec.agent_cert_spec(cluster)
+        return tls.leaf(f"agent-{cluster}", self.ca, spec.common_name, spec.usages, hours, opts,
+                        organization=spec.organization[0])
+
+
+def _resources(cpu: str, memory: str) -> dict[str, str]:
+    return {"cpu": cpu, "memory": memory}
+
+
+class KarmadaControlPlane(pulumi.ComponentResource):
+    """etcd ×N and every Karmada component ×N on the host cluster, plus the `k8s-karmada` provider."""
+
+    provider: k8s.Provider
+    admin_kubeconfig: pulumi.Output[str]
+    workloads: dict[str, pulumi.CustomResource]
+
+    def __init__(self, name: str, config: FleetConfig, hub: HubCluster,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karmada-hub:index:KarmadaControlPlane", name, None, opts)
+        karmada = config.karmada
+        rel = karmada.release
+        reps = karmada.replicas
+        assert config.hub is not None
+        dns_names = [config.hub.api_dns_name] if config.hub.api_dns_name else []
+        host = pulumi.ResourceOptions(parent=self, provider=hub.provider, depends_on=[hub.readiness])
+        self.pki = KarmadaPki(f"{name}-pki", config, hub.lb_ipv4, dns_names,
+                              opts=pulumi.ResourceOptions(parent=self))
+        pki = self.pki
+        quota = any(t.quota is not None and t.quota.enforce for t in config.tenants)
+        failover = flags.FailoverSettings.from_config(config.failover)
+        karmada_image = f"{versions.KARMADA_IMAGE_REGISTRY}/{{}}:{karmada.version}"
+        kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
+
+        ns = apply("host", manifests.namespace(), host)
+        host_ns = pulumi.ResourceOptions.merge(host, pulumi.ResourceOptions(depends_on=[hub.readiness, ns]))
+
+        enc_key = random.RandomBytes(f"{name}-encryption-key", length=32, opts=pulumi.ResourceOptions(parent=self))
+        in_cluster = flags.apiserver_url()
+
+        def component_kubeconfig(component: str) -> pulumi.Output[str]:
+            client = pki.leaves[COMPONENT_CLIENT_CERTS[component]]
+            return pulumi.Output.secret(pulumi.Output.all(pki.ca.cert_pem, client.cert_pem, client.key_pem).apply(
+                lambda a: kubeconfig("karmada", in_cluster, a[0], a[1], a[2])))
+
+        def secrets_for(component: str, args: Sequence[str], with_kubeconfig: bool) -> list[pulumi.Resource]:
+            created = []
+            files = manifests.pki_files(args)
+            missing = [f for f in files if f not in pki.files]
+            if missing:
+                raise ValueError(f"{component} flags name PKI files nobody issues: {missing}")
+            if files:
+                data = {manifests.secret_key(f): pki.files[f] for f in files}
+                created.append(apply("host", manifests.secret(component + manifests.PKI_SECRET_SUFFIX, data,
+                                                              component=component), host_ns))
+            if with_kubeconfig:
+                created.append(apply("host", manifests.secret(
+                    component + manifests.CONFIG_SECRET_SUFFIX,
+                    {flags.KUBECONFIG_PATH.rsplit("/", 1)[1]: component_kubeconfig(component)},
+                    component=component), host_ns))
+            return created
+
+        def deploy(w: manifests.Workload, after: Sequence[pulumi.Resource] = ()) -> pulumi.CustomResource:
+            deps = secrets_for(w.name, w.args, w.kubeconfig)
+            opts_ = pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[*deps, *after]))
+            workload = apply("host", manifests.deployment(w), opts_)
+            apply("host", manifests.pdb(w.name), host_ns)
+            return workload
+
+        # --- etcd
+        # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
+        etcd_args = flags.etcd_args(karmada.etcd.replicas, f"karmada-hub-{pulumi.get_stack()}-etcd")
+        etcd_files = ["etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key"]
+        etcd_secret = apply("host", manifests.secret(
+            "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},
+            component="etcd"), host_ns)
+        apply("host", manifests.service(flags.ETCD_SERVICE, {"client": (2379, 2379), "peer": (2380, 2380)},
+                                        headless=True), host_ns)
+        apply("host", manifests.service(flags.ETCD_CLIENT_SERVICE, {"client": (2379, 2379)}, component="etcd"),
+              host_ns)
+        etcd = apply("host", manifests.etcd_statefulset(
+            etcd_args, f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{rel.etcd}", karmada.etcd.replicas,
+            karmada.etcd.storage_class, karmada.etcd.storage_size),
+            pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret])))
+        apply("host", manifests.pdb("etcd"), host_ns)
+        self.etcd = etcd
+
+        # --- karmada-apiserver, exposed on the hub LB through a NodePort
+        audit_cm = apply("host", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "karmada-apiserver-audit-policy", "namespace": flags.NAMESPACE,
+                         "labels": manifests.labels("karmada-apiserver")},
+            "data": {"policy.yaml": manifests.audit_policy()}}, host_ns)
+        enc = apply("host", manifests.secret(
+            "karmada-apiserver-encryption",
+            {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
+            component="karmada-apiserver"), host_ns)
+        apiserver_args = flags.karmada_apiserver_args()
+        apiserver = deploy(manifests.Workload(
+            name="karmada-apiserver", image=kube_image.format("kube-apiserver"),
+            command=flags.COMMANDS["karmada-apiserver"], args=apiserver_args, replicas=reps.apiserver,
+            ports={"https": flags.APISERVER_PORT},
+            # anonymous auth is off, so kubelet cannot call /readyz; the LB gate below does, with a cert.
+            liveness=manifests.Probe(flags.APISERVER_PORT, initial_delay=15, failure_threshold=8),
+            readiness=manifests.Probe(flags.APISERVER_PORT, initial_delay=5, period=5),
+            requests=_resources("500m", "1Gi"), kubeconfig=False,
+            extra_volumes=[
+                {"name": "audit-policy", "configMap": {"name": "karmada-apiserver-audit-policy"}},
+                {"name": "audit-log", "emptyDir": {"sizeLimit": "1Gi"}},
+                {"name": "encryption", "secret": {"secretName": "karmada-apiserver-encryption",
+                                                  "defaultMode": 0o440}},
+            ],
+            extra_mounts=[
+                {"name": "audit-policy", "mountPath": flags.AUDIT_POLICY_PATH.rsplit("/", 1)[0], "readOnly": True},
+                {"name": "audit-log", "mountPath": flags.AUDIT_LOG_PATH.rsplit("/", 1)[0]},
+                {"name": "encryption", "mountPath": flags.ENCRYPTION_CONFIG_PATH.rsplit("/", 1)[0],
+                 "readOnly": True},
+            ],
+        ), after=[etcd, audit_cm, enc])
+        apply("host", manifests.service(flags.APISERVER_SERVICE, {"https": (flags.APISERVER_PORT,
+                                                                            flags.APISERVER_PORT)},
+                                        node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)
+
+        external = hub.karmada_api_host.apply(lambda h: f"https://{h}:{KARMADA_API_PORT}")
+        self.admin_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+            external, pki.ca.cert_pem, pki.admin.cert_pem, pki.admin.key_pem,
+        ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
+        self.readiness = ApiReadiness(
+            f"{name}-apiserver-ready",
+            url=hub.lb_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_PORT}/readyz"),
+            ca_pem=pki.ca.cert_pem, client_cert_pem=pki.admin.cert_pem, client_key_pem=pki.admin.key_pem,
+            kubeconfig=self.admin_kubeconfig, timeout_seconds=900,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[apiserver]),
+        )
+        self.provider = k8s.Provider(
+            "k8s-karmada", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),
+        )
+        self.external_url = external
+
+        # --- the rest of the components (controllers wait for the bootstrap; see KarmadaBootstrap)
+        gates: dict[str, bool] = {}
+        self.workloads: dict[str, pulumi.CustomResource] = {"karmada-apiserver": apiserver}
+        self.aggregated = deploy(manifests.Workload(
+            name="karmada-aggregated-apiserver", image=karmada_image.format("karmada-aggregated-apiserver"),
+            command=flags.COMMANDS["karmada-aggregated-apiserver"],
+            args=flags.aggregated_apiserver_args(feature_gates=gates), replicas=reps.aggregated_apiserver,
+            ports={"https": flags.AGGREGATED_APISERVER_PORT},
+            liveness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/livez", "HTTPS", initial_delay=15),
+            readiness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/readyz", "HTTPS", period=5),
+            requests=_resources("100m", "128Mi"),
+        ), after=[self.readiness])
+        apply("host", manifests.service("karmada-aggregated-apiserver",
+                                        {"https": (443, flags.AGGREGATED_APISERVER_PORT)}), host_ns)
+        self.webhook = deploy(manifests.Workload(
+            name="karmada-webhook", image=karmada_image.format("karmada-webhook"),
+            command=flags.COMMANDS["karmada-webhook"],
+            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota),
+            replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080, "health": 8000},
+            liveness=manifests.Probe(8000, "/healthz", initial_delay=15),
+            readiness=manifests.Probe(flags.WEBHOOK_PORT, "/readyz", "HTTPS", period=5),
+            requests=_resources("100m", "128Mi"),
+        ), after=[self.readiness])
+        apply("host", manifests.service("karmada-webhook", {"https": (443, flags.WEBHOOK_PORT)}), host_ns)
+        self.workloads.update({"karmada-aggregated-apiserver": self.aggregated, "karmada-webhook": self.webhook})
+        self._deploy = deploy
+        self._karmada_image = karmada_image
+        self._kube_image = kube_image
+        self._quota = quota
+        self._failover = failover
+        self._config = config
+        self.register_outputs({"externalUrl": external, "adminKubeconfig": self.admin_kubeconfig})
+
+    def start_controllers(self, bootstrap: Sequence[pulumi.Resource]) -> None:
+        """kube-controller-manager, scheduler and controller-manager, after CRDs and APIServices exist
+        (they crash-loop without them, and Pulumi would time out waiting for readiness)."""
+        reps = self._config.karmada.replicas
+        deploy = self._deploy
+        estimators = any(m.scheduler_estimator for m in self._config.members)
+        self.workloads["kube-controller-manager"] = deploy(manifests.Workload(
+            name="kube-controller-manager", image=self._kube_image.format("kube-controller-manager"),
+            command=flags.COMMANDS["kube-controller-manager"], args=flags.kube_controller_manager_args(),
+            replicas=reps.kube_controller_manager, ports={"https": flags.KCM_PORT},
+            liveness=manifests.Probe(flags.KCM_PORT, "/healthz", "HTTPS", initial_delay=15),
+            readiness=manifests.Probe(flags.KCM_PORT, "/healthz", "HTTPS", period=5),
+            requests=_resources("200m", "256Mi"),
+        ), after=bootstrap)
+        self.workloads["karmada-scheduler"] = deploy(manifests.Workload(
+            name="karmada-scheduler", image=self._karmada_image.format("karmada-scheduler"),
+            command=flags.COMMANDS["karmada-scheduler"], args=flags.scheduler_args(enable_estimator=estimators),
+            replicas=reps.scheduler, ports={"metrics": 8080, "health": 10351},
+            liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
+            readiness=manifests.Probe(10351, "/healthz", period=5),
+            requests=_resources("100m", "128Mi"),
+        ), after=bootstrap)
+        self.workloads["karmada-controller-manager"] = deploy(manifests.Workload(
+            name="karmada-controller-manager", image=self._karmada_image.format("karmada-controller-manager"),
+            command=flags.COMMANDS["karmada-controller-manager"],
+            args=flags.controller_manager_args(enable_failover=True, quota_enforcement=self._quota,
+                                               failover=self._failover),
+            replicas=reps.controller_manager, ports={"metrics": 8080, "health": 10357},
+            liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
+            readiness=manifests.Probe(10357, "/healthz", period=5),
+            requests=_resources("200m", "512Mi"),
+        ), after=bootstrap)
+
+
+def ca_bundle(ca_pem: pulumi.Input[str]) -> pulumi.Output[str]:
+    return pulumi.Output.from_input(ca_pem).apply(lambda pem: base64.b64encode(pem.encode()).decode())
+

@@ -1,0 +1,279 @@
+"""Kubernetes objects of the Karmada control plane on the host cluster, as pure functions.
+
+Every control-plane workload gets the same HA shape: required pod anti-affinity on the hostname (two
+replicas never share a server), a PodDisruptionBudget of `maxUnavailable: 1`, requests, probes, a
+restrictive securityContext, no service-account token (components reach the karmada-apiserver with
+their own kubeconfig and client certificate). Which PKI files a pod mounts is derived from the file
+paths its flags name, so a flag and its mount cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.karmada import flags
+
+PART_OF = "karmada"
+PKI_SECRET_SUFFIX = "-pki"
+CONFIG_SECRET_SUFFIX = "-config"
+NON_ROOT_UID = 65532
+
+
+def labels(component: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": component, "app.kubernetes.io/part-of": PART_OF}
+
+
+def selector(component: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": component}
+
+
+def secret_key(pki_path: str) -> str:
+    """`etcd/ca.crt` -> `etcd-ca.crt`: Secret keys cannot hold a slash; the volume item restores it."""
+    return pki_path.replace("/", "-")
+
+
+def pki_files(args: Sequence[str]) -> list[str]:
+    """PKI files (relative to flags.PKI_DIR) that these args name."""
+    prefix = flags.PKI_DIR + "/"
+    rel = {p[len(prefix):] for p in flags.file_paths(args) if p.startswith(prefix)}
+    if "--cert-dir=" + flags.PKI_DIR in args:  # the webhook names its files by --tls-*-file-name
+        values = flags.flag_values(args)
+        rel |= {values["tls-cert-file-name"], values["tls-private-key-file-name"]}
+    return sorted(rel)
+
+
+@dataclass(frozen=True)
+class Probe:
+    port: int
+    path: str | None = None
+    scheme: str = "HTTP"
+    initial_delay: int = 10
+    period: int = 10
+    failure_threshold: int = 3
+
+    def render(self) -> dict[str, Any]:
+        action: dict[str, Any]
+        if self.path is None:
+            action = {"tcpSocket": {"port": self.port}}
+        else:
+            action = {"httpGet": {"port": self.port, "path": self.path, "scheme": self.scheme}}
+        return {**action, "initialDelaySeconds": self.initial_delay, "periodSeconds": self.period,
+                "timeoutSeconds": 5, "failureThreshold": self.failure_threshold}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One control-plane component on the host cluster."""
+
+    name: str
+    image: str
+    command: Sequence[str]
+    args: Sequence[str]
+    replicas: int
+    ports: Mapping[str, int]
+    liveness: Probe
+    readiness: Probe
+    requests: Mapping[str, str]
+    limits: Mapping[str, str] = field(default_factory=dict)
+    kubeconfig: bool = True
+    extra_volumes: Sequence[dict[str, Any]] = ()
+    extra_mounts: Sequence[dict[str, Any]] = ()
+    read_only_root: bool = True
+    env: Sequence[dict[str, Any]] = ()
+
+
+_POD_ENV = [
+    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+]
+
+
+def _anti_affinity(component: str) -> dict[str, Any]:
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": selector(component)}, "topologyKey": "kubernetes.io/hostname"}
+    ]}}
+
+
+def _security_context(read_only_root: bool) -> dict[str, Any]:
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": read_only_root,
+        "runAsNonRoot": True,
+        "runAsUser": NON_ROOT_UID,
+        "runAsGroup": NON_ROOT_UID,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def pod_spec(w: Workload) -> dict[str, Any]:
+    files = pki_files(w.args)
+    volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
+    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
+    if files:
+        volumes.append({"name": "pki", "secret": {
+            "secretName": w.name + PKI_SECRET_SUFFIX, "defaultMode": 0o440,
+            "items": [{"key": secret_key(f), "path": f} for f in files]}})
+        mounts.append({"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True})
+    if w.kubeconfig:
+        volumes.append({"name": "kubeconfig", "secret": {"secretName": w.name + CONFIG_SECRET_SUFFIX,
+                                                         "defaultMode": 0o440}})
+        mounts.append({"name": "kubeconfig", "mountPath": flags.KUBECONFIG_PATH.rsplit("/", 1)[0],
+                       "readOnly": True})
+    volumes += list(w.extra_volumes)
+    mounts += list(w.extra_mounts)
+    container = {
+        "name": w.name,
+        "image": w.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": list(w.command),
+        "args": list(w.args),
+        "env": [*_POD_ENV, *w.env],
+        "ports": [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in w.ports.items()],
+        "livenessProbe": w.liveness.render(),
+        "readinessProbe": w.readiness.render(),
+        "resources": {"requests": dict(w.requests), **({"limits": dict(w.limits)} if w.limits else {})},
+        "securityContext": _security_context(w.read_only_root),
+        "volumeMounts": mounts,
+    }
+    return {
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "priorityClassName": "system-cluster-critical",
+        "securityContext": {"fsGroup": NON_ROOT_UID, "seccompProfile": {"type": "RuntimeDefault"}},
+        "affinity": _anti_affinity(w.name),
+        "terminationGracePeriodSeconds": 30,
+        "containers": [container],
+        "volumes": volumes,
+    }
+
+
+def deployment(w: Workload, namespace: str = flags.NAMESPACE) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": w.name, "namespace": namespace, "labels": labels(w.name)},
+        "spec": {
+            "replicas": w.replicas,
+            "revisionHistoryLimit": 5,
+            "selector": {"matchLabels": selector(w.name)},
+            # Never below replicas-1 during a rollout; with required anti-affinity a surge pod needs a free node.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+            "template": {"metadata": {"labels": labels(w.name)}, "spec": pod_spec(w)},
+        },
+    }
+
+
+def pdb(component: str, namespace: str = flags.NAMESPACE) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": component, "namespace": namespace, "labels": labels(component)},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector(component)}},
+    }
+
+
+def service(name: str, ports: Mapping[str, tuple[int, int]], namespace: str = flags.NAMESPACE,
+            headless: bool = False, node_ports: Mapping[str, int] | None = None,
+            component: str | None = None) -> dict[str, Any]:
+    """ports: name -> (port, targetPort). `node_ports` makes it a NodePort Service (for the hub LB)."""
+    spec: dict[str, Any] = {
+        "selector": selector(component or name),
+        "ports": [{"name": n, "port": p, "targetPort": t, "protocol": "TCP",
+                   **({"nodePort": node_ports[n]} if node_ports and n in node_ports else {})}
+                  for n, (p, t) in ports.items()],
+    }
+    if headless:
+        # Peers must resolve each other before they are Ready, or a fresh 3-member etcd never forms.
+        spec.update({"clusterIP": "None", "publishNotReadyAddresses": True})
+    elif node_ports:
+        spec.update({"type": "NodePort", "externalTrafficPolicy": "Cluster"})
+    else:
+        spec["type"] = "ClusterIP"
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels(component or name)}, "spec": spec}
+
+
+def secret(name: str, data: Mapping[str, Any], namespace: str = flags.NAMESPACE,
+           component: str | None = None, type_: str = "Opaque") -> dict[str, Any]:
+    """`data` values are plain strings (written as stringData); the component marks them secret."""
+    return {"apiVersion": "v1", "kind": "Secret", "type": type_,
+            "metadata": {"name": name, "namespace": namespace, "labels": labels(component or name)},
+            "stringData": dict(data)}
+
+
+def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_class: str, storage_size: str,
+                     namespace: str = flags.NAMESPACE) -> dict[str, Any]:
+    w = Workload(
+        name=flags.ETCD_SERVICE, image=image, command=flags.COMMANDS["etcd"], args=args, replicas=replicas,
+        ports={"client": flags.ETCD_CLIENT_PORT, "peer": flags.ETCD_PEER_PORT, "metrics": flags.ETCD_METRICS_PORT},
+        liveness=Probe(flags.ETCD_METRICS_PORT, "/livez", initial_delay=60, period=10, failure_threshold=3),
+        readiness=Probe(flags.ETCD_METRICS_PORT, "/readyz", initial_delay=10, period=5, failure_threshold=30),
+        requests={"cpu": "200m", "memory": "512Mi"}, kubeconfig=False,
+        extra_mounts=[{"name": "data", "mountPath": flags.ETCD_DATA_DIR}],
+    )
+    spec = pod_spec(w)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": w.name, "namespace": namespace, "labels": labels(w.name)},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": flags.ETCD_SERVICE,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": selector(w.name)},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {"metadata": {"labels": labels(w.name)}, "spec": spec},
+            "volumeClaimTemplates": [{
+                "metadata": {"name": "data", "labels": labels(w.name)},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,
+                         "resources": {"requests": {"storage": storage_size}}},
+            }],
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+        },
+    }
+
+
+def namespace(name: str = flags.NAMESPACE) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": PART_OF,
+                                                  "pod-security.kubernetes.io/enforce": "restricted"}}}
+
+
+def audit_policy() -> str:
+    """Metadata for everything, RequestResponse for what changes placement or credentials."""
+    return """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: None
+    nonResourceURLs: ["/healthz*", "/livez*", "/readyz*", "/version"]
+  - level: Metadata
+    resources:
+      - group: ""
+        resources: ["secrets", "configmaps"]
+  - level: RequestResponse
+    verbs: ["create", "update", "patch", "delete"]
+    resources:
+      - group: "policy.karmada.io"
+      - group: "cluster.karmada.io"
+      - group: "rbac.authorization.k8s.io"
+  - level: Metadata
+"""
+
+
+def encryption_config(aescbc_key_b64: str) -> str:
+    """EncryptionConfiguration: Secrets encrypted at rest with aescbc; `identity` last keeps old data readable."""
+    return f"""apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: ["secrets"]
+    providers:
+      - aescbc:
+          keys:
+            - name: key1
+              secret: {aescbc_key_b64}
+      - identity: {{}}
+"""

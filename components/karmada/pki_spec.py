@@ -1,0 +1,215 @@
+"""The hub's PKI as data: which CAs exist, and which leaf certificates each one signs (ref §3.2).
+
+This room decides names, subjects, usages and SANs; `KarmadaPki` turns the specs into pulumi_tls
+resources and tests turn them into real certificates with `cryptography`. Three CAs keep the trust
+domains apart: a cert from the etcd CA opens etcd and nothing else, and only front-proxy-client can
+assert identities to aggregated API servers. SANs are derived from the same helpers that render the
+flags (`flags.etcd_member_fqdn`, …) so a cert can't drift from the name a component dials.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from components.karmada.flags import (
+    APISERVER_SERVICE,
+    CLUSTER_DOMAIN,
+    ETCD_CLIENT_SERVICE,
+    ETCD_SERVICE,
+    NAMESPACE,
+    etcd_member_fqdn,
+    etcd_member_names,
+)
+
+Usage = Literal["server_auth", "client_auth", "digital_signature", "key_encipherment"]
+
+RSA_BITS = 3072
+"""Upstream's key size (operator `rsaKeySize`, hack/util.sh)."""
+CA_VALIDITY_DAYS = 3650
+LEAF_VALIDITY_DAYS = 365
+"""Operator default; Pulumi re-issues leaves on rotation (upstream has no control-plane rotation)."""
+
+FRONT_PROXY_CLIENT_CN = "front-proxy-client"
+"""Must equal karmada-apiserver `--requestheader-allowed-names`."""
+
+_SERVER: tuple[Usage, ...] = ("digital_signature", "key_encipherment", "server_auth")
+_CLIENT: tuple[Usage, ...] = ("digital_signature", "key_encipherment", "client_auth")
+_BOTH: tuple[Usage, ...] = ("digital_signature", "key_encipherment", "server_auth", "client_auth")
+
+
+@dataclass(frozen=True)
+class CaSpec:
+    """A self-signed CA. `file` is the stem under flags.PKI_DIR (`<file>.crt` / `<file>.key`)."""
+
+    name: str
+    common_name: str
+    file: str
+    validity_days: int = CA_VALIDITY_DAYS
+
+
+@dataclass(frozen=True)
+class CertSpec:
+    """One leaf certificate signed by the CA named `signer`.
+
+    `file` is the stem under flags.PKI_DIR for certs mounted as files; None for client certs that only
+    ever live inside a kubeconfig Secret.
+    """
+
+    name: str
+    signer: str
+    common_name: str
+    usages: tuple[Usage, ...]
+    organization: tuple[str, ...] = ()
+    dns_names: tuple[str, ...] = ()
+    ip_addresses: tuple[str, ...] = ()
+    file: str | None = None
+    validity_days: int = LEAF_VALIDITY_DAYS
+
+    @property
+    def is_server(self) -> bool:
+        return "server_auth" in self.usages
+
+    @property
+    def is_client(self) -> bool:
+        return "client_auth" in self.usages
+
+    def covers(self, host: str) -> bool:
+        """Would a TLS client dialing `host` accept this cert (RFC 6125: IP SANs for IPs, a
+        wildcard matches exactly one left-most label)?"""
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return any(hostname_matches(pattern, host) for pattern in self.dns_names)
+        return any(ipaddress.ip_address(a) == ip for a in self.ip_addresses)
+
+
+@dataclass(frozen=True)
+class KeyPairSpec:
+    """A bare key pair (no certificate): the ServiceAccount token signing key."""
+
+    name: str
+    file: str
+    rsa_bits: int = RSA_BITS
+
+
+def hostname_matches(pattern: str, host: str) -> bool:
+    """Certificate-name matching as Go's crypto/x509 does it: case-insensitive, `*` only as the
+    whole left-most label, never spanning dots."""
+    pattern, host = pattern.lower().rstrip("."), host.lower().rstrip(".")
+    if not pattern.startswith("*."):
+        return pattern == host
+    head, _, rest = host.partition(".")
+    return bool(head) and rest == pattern[2:]
+
+
+def _svc(name: str, namespace: str, cluster_domain: str) -> tuple[str, ...]:
+    """The forms a Service is reached by from pods: name.ns, name.ns.svc, name.ns.svc.<domain>."""
+    return (f"{name}.{namespace}", f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.{cluster_domain}")
+
+
+_LOCAL_DNS = ("localhost",)
+_LOCAL_IPS = ("127.0.0.1",)
+
+ETCD_CA = CaSpec(name="etcd-ca", common_name="karmada-etcd-ca", file="etcd/ca")
+KARMADA_CA = CaSpec(name="ca", common_name="karmada", file="ca")
+FRONT_PROXY_CA = CaSpec(name="front-proxy-ca", common_name="front-proxy-ca", file="front-proxy-ca")
+SA_KEY = KeyPairSpec(name="sa", file="sa")
+
+
+def ca_specs() -> tuple[CaSpec, ...]:
+    return (KARMADA_CA, ETCD_CA, FRONT_PROXY_CA)
+
+
+def etcd_dns_names(etcd_replicas: int, namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMAIN
+                   ) -> tuple[str, ...]:
+    """Names etcd is dialed by: every member FQDN explicitly (etcd's peer SAN check forward-resolves
+    non-wildcard names, so these make it work even without PTR records), the headless wildcard, and
+    the etcd-client Service."""
+    members = tuple(etcd_member_fqdn(n, namespace, cluster_domain) for n in etcd_member_names(etcd_replicas))
+    wildcard = (f"*.{ETCD_SERVICE}.{namespace}.svc", f"*.{ETCD_SERVICE}.{namespace}.svc.{cluster_domain}")
+    return members + wildcard
+
+
+def cert_specs(
+    lb_addresses: Sequence[str],
+    dns_names: Sequence[str],
+    etcd_replicas: int,
+    namespace: str = NAMESPACE,
+    cluster_domain: str = CLUSTER_DOMAIN,
+) -> tuple[CertSpec, ...]:
+    """Every leaf the hub needs. `lb_addresses` (IPs) and `dns_names` are how members, CI and Pulumi
+    reach karmada-apiserver from outside (the Hetzner LB); they go into its serving cert only."""
+    if etcd_replicas < 1:
+        raise ValueError(f"etcd_replicas must be >= 1 (got {etcd_replicas})")
+    lb_ips: list[str] = []
+    for addr in lb_addresses:
+        try:
+            lb_ips.append(str(ipaddress.ip_address(addr)))
+        except ValueError:
+            raise ValueError(f"lb_addresses must be IP addresses; put host names in dns_names (got {addr!r})") from None
+    for name in dns_names:
+        if not re.fullmatch(r"(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?", name):
+            raise ValueError(f"{name!r} is not a DNS name")
+    ns, dom = namespace, cluster_domain
+    etcd_names = etcd_dns_names(etcd_replicas, ns, dom)
+    kubernetes_names = ("kubernetes", "kubernetes.default", "kubernetes.default.svc", f"kubernetes.default.svc.{dom}")
+
+    def client(name: str, cn: str, org: tuple[str, ...] = ("system:masters",)) -> CertSpec:
+        return CertSpec(name=name, signer=KARMADA_CA.name, common_name=cn, organization=org, usages=_CLIENT)
+
+    return (
+        # --- etcd CA: only etcd and its two clients
+        CertSpec(name="etcd-server", signer=ETCD_CA.name, common_name="karmada-etcd-server", usages=_BOTH,
+                 dns_names=(*_LOCAL_DNS, *_svc(ETCD_CLIENT_SERVICE, ns, dom), *etcd_names),
+                 ip_addresses=_LOCAL_IPS, file="etcd/server"),
+        CertSpec(name="etcd-peer", signer=ETCD_CA.name, common_name="karmada-etcd-peer", usages=_BOTH,
+                 dns_names=(*_LOCAL_DNS, *etcd_names), ip_addresses=_LOCAL_IPS, file="etcd/peer"),
+        CertSpec(name="apiserver-etcd-client", signer=ETCD_CA.name, common_name="karmada-apiserver-etcd-client",
+                 usages=_CLIENT, file="apiserver-etcd-client"),
+        CertSpec(name="aggregated-apiserver-etcd-client", signer=ETCD_CA.name,
+                 common_name="karmada-aggregated-apiserver-etcd-client", usages=_CLIENT,
+                 file="aggregated-apiserver-etcd-client"),
+        # --- front-proxy CA: the one identity allowed to assert users to aggregated servers
+        CertSpec(name="front-proxy-client", signer=FRONT_PROXY_CA.name, common_name=FRONT_PROXY_CLIENT_CN,
+                 usages=_CLIENT, file="front-proxy-client"),
+        # --- Karmada CA: serving certs
+        CertSpec(name="apiserver", signer=KARMADA_CA.name, common_name="karmada-apiserver", usages=_SERVER,
+                 dns_names=_dedupe((*kubernetes_names, APISERVER_SERVICE, *_svc(APISERVER_SERVICE, ns, dom),
+                                    *_LOCAL_DNS, *dns_names)),
+                 ip_addresses=_dedupe((*_LOCAL_IPS, *lb_ips)), file="apiserver"),
+        CertSpec(name="aggregated-apiserver", signer=KARMADA_CA.name, common_name="karmada-aggregated-apiserver",
+                 usages=_SERVER, dns_names=(*_svc("karmada-aggregated-apiserver", ns, dom), *_LOCAL_DNS),
+                 ip_addresses=_LOCAL_IPS, file="aggregated-apiserver"),
+        CertSpec(name="webhook", signer=KARMADA_CA.name, common_name="karmada-webhook", usages=_SERVER,
+                 dns_names=_svc("karmada-webhook", ns, dom), file="webhook"),
+        CertSpec(name="scheduler-estimator", signer=KARMADA_CA.name, common_name="karmada-scheduler-estimator",
+                 usages=_SERVER, dns_names=(f"*.{ns}.svc", f"*.{ns}.svc.{dom}"), file="scheduler-estimator"),
+        # --- Karmada CA: client certs
+        CertSpec(name="scheduler-estimator-client", signer=KARMADA_CA.name,
+                 common_name="system:karmada:karmada-scheduler-grpc", usages=_CLIENT,
+                 file="scheduler-estimator-client"),
+        client("controller-manager", "system:karmada:karmada-controller-manager"),
+        client("scheduler", "system:karmada:karmada-scheduler"),
+        client("webhook-client", "system:karmada:karmada-webhook"),
+        client("aggregated-apiserver-client", "system:karmada:karmada-aggregated-apiserver"),
+        client("kube-controller-manager", "system:kube-controller-manager", org=()),
+        client("admin", "system:admin"),
+    )
+
+
+def agent_cert_spec(cluster_name: str) -> CertSpec:
+    """Client cert for a pull-mode member's karmada-agent, in the identity `karmadactl register`
+    would obtain by CSR, so the upstream per-agent RBAC applies unchanged (ref §5.4)."""
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?", cluster_name):
+        raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
+    return CertSpec(name=f"agent-{cluster_name}", signer=KARMADA_CA.name,
+                    common_name=f"system:karmada:agent:{cluster_name}", organization=("system:karmada:agents",),
+                    usages=_CLIENT)
+
+
+def _dedupe(items: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))

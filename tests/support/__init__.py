@@ -1,0 +1,1 @@
+"""Test helpers shared across the suite: schema validators for everything the program renders."""

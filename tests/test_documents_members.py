@@ -1,0 +1,405 @@
+"""Tests for the member join documents (Push and Pull), the kubeconfig renderer and the Cluster validator.
+
+Member- and host-side objects are checked with kubernetes-validate (strict) for Kubernetes 1.34, hub-side
+`Cluster` objects with the schema written from the Karmada v1.18.2 Go types.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import FleetConfig, MemberConfig
+from components.documents import members as m
+from tests.support.schemas import SchemaError, validate_any, validate_cluster, validate_kubernetes
+
+REPO = Path(__file__).resolve().parents[1]
+DEV_STACK = REPO / "stacks" / "Pulumi.dev.yaml"
+MINOR = "1.34"
+VERSION = "v1.18.2"
+CA = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+
+
+def load_stack(path: Path) -> FleetConfig:
+    """A stack file as `FleetConfig.load` would see it, offline: `secure:` values become placeholders."""
+    config = yaml.safe_load(path.read_text())["config"]
+    raw: dict[str, Any] = {}
+    secret_keys: set[str] = set()
+    for key, value in config.items():
+        if not key.startswith("karmada-hub:"):
+            continue
+        name = key.split(":", 1)[1]
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            raw[name] = "placeholder-secret"
+            secret_keys.add(name)
+        else:
+            raw[name] = value
+    return FleetConfig.from_mapping(raw, f"stacks/{path.name}", frozenset(secret_keys))
+
+
+def member(sync_mode: str = "Push", **extra: Any) -> MemberConfig:
+    fields: dict[str, Any] = {
+        "name": "fsn1-a",
+        "region": "eu-fsn",
+        "zones": ["fsn1"],
+        "sync_mode": sync_mode,
+        "kubernetes_version": "v1.33.4",
+        "api_endpoint": "https://fsn1-a.k8s.example.com:6443",
+        "credentials": {"source": "capi", "cluster": "fsn1-a"},
+        "labels": {"tier": "standard"},
+    }
+    return MemberConfig(**{**fields, **extra})
+
+
+def by_kind(objs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(o["kind"], o["metadata"]["name"]): o for o in objs}
+
+
+def decode(secret: dict[str, Any], key: str) -> str:
+    return base64.b64decode(secret["data"][key]).decode()
+
+
+# ------------------------------------------------------------------------------------------ Push
+
+
+def test_push_member_objects_validate_and_match_karmadactl_join() -> None:
+    objs = m.push_member_objects("fsn1-a")
+    for obj in objs:
+        validate_kubernetes(obj, MINOR)
+    named = by_kind(objs)
+    assert set(named) == {
+        ("Namespace", "karmada-cluster"),
+        ("ServiceAccount", "karmada-impersonator"),
+        ("Secret", "karmada-impersonator"),
+        ("ServiceAccount", "karmada-fsn1-a"),
+        ("Secret", "karmada-fsn1-a"),
+        ("ClusterRole", "karmada-controller-manager:karmada-fsn1-a"),
+        ("ClusterRoleBinding", "karmada-controller-manager:karmada-fsn1-a"),
+    }
+    assert objs[0]["kind"] == "Namespace"
+    for (kind, _name), obj in named.items():
+        if kind in ("ServiceAccount", "Secret"):
+            assert obj["metadata"]["namespace"] == "karmada-cluster"
+        assert obj["metadata"]["labels"]["karmada.io/system"] == "true"
+
+
+def test_push_token_secrets_are_long_lived_sa_tokens() -> None:
+    named = by_kind(m.push_member_objects("fsn1-a"))
+    for sa in ("karmada-impersonator", "karmada-fsn1-a"):
+        secret = named[("Secret", sa)]
+        assert secret["type"] == "kubernetes.io/service-account-token"
+        assert secret["metadata"]["annotations"] == {"kubernetes.io/service-account.name": sa}
+        assert "data" not in secret and "stringData" not in secret  # the token controller fills them
+
+
+def test_push_rbac_binds_the_cluster_sa_to_full_access() -> None:
+    named = by_kind(m.push_member_objects("fsn1-a"))
+    role = named[("ClusterRole", "karmada-controller-manager:karmada-fsn1-a")]
+    assert {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]} in role["rules"]
+    assert {"nonResourceURLs": ["*"], "verbs": ["get"]} in role["rules"]
+    binding = named[("ClusterRoleBinding", "karmada-controller-manager:karmada-fsn1-a")]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "karmada-fsn1-a", "namespace": "karmada-cluster"}]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+
+
+def test_hub_credential_secrets_carry_the_passed_values() -> None:
+    secret = m.cluster_secret("fsn1-a", "tok-123", CA)
+    impersonator = m.impersonator_secret("fsn1-a", "imp-456")
+    for obj in (secret, impersonator):
+        validate_kubernetes(obj, MINOR)
+        assert obj["metadata"]["namespace"] == "karmada-cluster"
+        assert "stringData" not in obj
+    assert secret["metadata"]["name"] == "fsn1-a"
+    assert decode(secret, "token") == "tok-123"
+    assert decode(secret, "caBundle") == CA
+    assert impersonator["metadata"]["name"] == "fsn1-a-impersonator"
+    assert set(impersonator["data"]) == {"token"}
+    assert decode(impersonator, "token") == "imp-456"
+
+
+def test_push_cluster_object() -> None:
+    cluster = m.cluster_object(member("Push"), cluster_id="0b7c2f8e-uid")
+    validate_cluster(cluster)
+    assert cluster["metadata"]["name"] == "fsn1-a"
+    assert cluster["spec"] == {
+        "syncMode": "Push",
+        "apiEndpoint": "https://fsn1-a.k8s.example.com:6443",
+        "id": "0b7c2f8e-uid",
+        "secretRef": {"namespace": "karmada-cluster", "name": "fsn1-a"},
+        "impersonatorSecretRef": {"namespace": "karmada-cluster", "name": "fsn1-a-impersonator"},
+        "provider": "hetzner",
+        "region": "eu-fsn",
+        "zones": ["fsn1"],
+    }
+    assert cluster["metadata"]["labels"] == {
+        "tier": "standard",
+        "topology.kubernetes.io/region": "eu-fsn",
+        "fleet.karmada-hub.io/provider": "hetzner",
+        "fleet.karmada-hub.io/sync-mode": "push",
+    }
+
+
+def test_secret_refs_point_at_the_rendered_secrets() -> None:
+    cluster = m.cluster_object(member("Push"))
+    secret, impersonator = m.cluster_secret("fsn1-a", "t", CA), m.impersonator_secret("fsn1-a", "t")
+    for ref, obj in ((cluster["spec"]["secretRef"], secret), (cluster["spec"]["impersonatorSecretRef"], impersonator)):
+        assert ref == {"namespace": obj["metadata"]["namespace"], "name": obj["metadata"]["name"]}
+
+
+def test_cluster_labels_cannot_be_overridden_by_member_labels() -> None:
+    cluster = m.cluster_object(member("Push", labels={"topology.kubernetes.io/region": "elsewhere"}))
+    assert cluster["metadata"]["labels"]["topology.kubernetes.io/region"] == "eu-fsn"
+
+
+def test_cluster_without_zones_omits_them() -> None:
+    cluster = m.cluster_object(member("Push", zones=[]))
+    validate_cluster(cluster)
+    assert "zones" not in cluster["spec"]
+
+
+def test_sync_mode_argument_overrides_the_member() -> None:
+    cluster = m.cluster_object(member("Push"), "Pull")
+    assert cluster["spec"]["syncMode"] == "Pull"
+    assert cluster["metadata"]["labels"]["fleet.karmada-hub.io/sync-mode"] == "pull"
+
+
+# ------------------------------------------------------------------------------------------ Pull
+
+
+def test_pull_cluster_object_leaves_credentials_to_the_agent() -> None:
+    cluster = m.cluster_object(member("Pull"))
+    validate_cluster(cluster)
+    assert cluster["spec"]["syncMode"] == "Pull"
+    assert "secretRef" not in cluster["spec"] and "impersonatorSecretRef" not in cluster["spec"]
+    assert cluster["spec"]["region"] == "eu-fsn"
+
+
+def test_pull_hub_rbac_names_match_karmadactl_register() -> None:
+    objs = m.pull_hub_objects("hel1-a")
+    for obj in objs:
+        validate_kubernetes(obj, MINOR)
+    got = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objs]
+    assert got == [
+        ("ClusterRole", None, "system:karmada:hel1-a:agent"),
+        ("ClusterRoleBinding", None, "system:karmada:hel1-a:agent"),
+        ("Role", "karmada-cluster", "system:karmada:hel1-a:agent-secret"),
+        ("RoleBinding", "karmada-cluster", "system:karmada:hel1-a:agent-secret"),
+        ("Namespace", None, "karmada-es-hel1-a"),
+        ("Role", "karmada-es-hel1-a", "system:karmada:hel1-a:agent-work"),
+        ("RoleBinding", "karmada-es-hel1-a", "system:karmada:hel1-a:agent-work"),
+    ]
+    for obj in objs:
+        if obj["kind"].endswith("Binding"):
+            assert obj["subjects"] == [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:karmada:agent:hel1-a"}
+            ]
+            assert obj["roleRef"]["name"] == obj["metadata"]["name"]
+
+
+def test_pull_hub_rbac_is_scoped_to_the_one_cluster() -> None:
+    named = by_kind(m.pull_hub_objects("hel1-a"))
+    rules = named[("ClusterRole", "system:karmada:hel1-a:agent")]["rules"]
+    status = next(r for r in rules if r["resources"] == ["clusters/status"])
+    assert status["resourceNames"] == ["hel1-a"] and status["verbs"] == ["update"]
+    secret_rules = named[("Role", "system:karmada:hel1-a:agent-secret")]["rules"]
+    assert secret_rules[0]["resourceNames"] == ["hel1-a", "hel1-a-impersonator"]
+    work = named[("Role", "system:karmada:hel1-a:agent-work")]["rules"]
+    assert work[0]["apiGroups"] == ["work.karmada.io"] and "delete" in work[0]["verbs"]
+
+
+def test_pull_member_objects_validate() -> None:
+    kc = m.kubeconfig("https://hub.example.com:5443", CA, "CERT", "KEY")
+    objs = m.pull_member_objects("hel1-a", VERSION, ["--cluster-name=hel1-a"], kc)
+    for obj in objs:
+        validate_kubernetes(obj, MINOR)
+    named = by_kind(objs)
+    assert objs[0] == m.namespace("karmada-system")
+    secret = named[("Secret", "karmada-kubeconfig")]
+    assert secret["metadata"]["namespace"] == "karmada-system"
+    assert decode(secret, "karmada-kubeconfig") == kc
+    assert ("ServiceAccount", "karmada-agent-sa") in named
+    assert named[("ClusterRoleBinding", "karmada-agent")]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "karmada-agent-sa", "namespace": "karmada-system"}
+    ]
+    assert ("PodDisruptionBudget", "karmada-agent") in named
+
+
+def test_agent_deployment() -> None:
+    args = ["--karmada-kubeconfig=" + m.AGENT_KUBECONFIG_PATH, "--cluster-name=hel1-a"]
+    deploy = m.agent_deployment("hel1-a", VERSION, args)
+    validate_kubernetes(deploy, MINOR)
+    spec = deploy["spec"]
+    pod = spec["template"]["spec"]
+    (container,) = pod["containers"]
+    assert spec["replicas"] == 2
+    assert container["image"] == "docker.io/karmada/karmada-agent:v1.18.2"
+    assert container["args"] == args and container["args"] is not args
+    assert pod["serviceAccountName"] == "karmada-agent-sa"
+    security = container["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert container[probe]["httpGet"]["port"] == 10357
+        assert container[probe]["httpGet"]["path"] == "/healthz"
+    assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    mount = next(v for v in container["volumeMounts"] if v["name"] == "kubeconfig")
+    volume = next(v for v in pod["volumes"] if v["name"] == "kubeconfig")
+    assert volume["secret"]["secretName"] == "karmada-kubeconfig"
+    assert f"{mount['mountPath']}/karmada-kubeconfig" == m.AGENT_KUBECONFIG_PATH
+    assert spec["selector"]["matchLabels"] == spec["template"]["metadata"]["labels"]
+    anti = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert anti[0]["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+
+
+# ------------------------------------------------------------------------------------ kubeconfig
+
+
+def test_kubeconfig_with_client_certificate() -> None:
+    text = m.kubeconfig("https://hub.example.com:5443", CA, "CERT-PEM", "KEY-PEM", name="hub")
+    doc = yaml.safe_load(text)
+    assert doc["current-context"] == "hub"
+    assert doc["clusters"] == [{"name": "hub", "cluster": {
+        "server": "https://hub.example.com:5443",
+        "certificate-authority-data": base64.b64encode(CA.encode()).decode()}}]
+    user = doc["users"][0]["user"]
+    assert base64.b64decode(user["client-certificate-data"]).decode() == "CERT-PEM"
+    assert base64.b64decode(user["client-key-data"]).decode() == "KEY-PEM"
+    (context,) = doc["contexts"]
+    assert context["name"] == "hub" and context["context"]["cluster"] == "hub"
+    assert context["context"]["user"] == doc["users"][0]["name"]
+
+
+def test_kubeconfig_with_token() -> None:
+    doc = yaml.safe_load(m.kubeconfig("https://member.example.com:6443", CA, token="abc.def"))
+    assert [u["user"] for u in doc["users"]] == [{"token": "abc.def"}]
+    assert doc["current-context"] == "karmada"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "either"),
+        ({"client_cert_pem": "C", "client_key_pem": "K", "token": "t"}, "either"),
+        ({"client_cert_pem": "C"}, "go together"),
+        ({"token": "t", "server": "http://hub:5443"}, "https"),
+    ],
+)
+def test_kubeconfig_refuses_ambiguous_credentials(kwargs: dict[str, Any], message: str) -> None:
+    args = {"server": "https://hub.example.com:5443", "ca_pem": CA, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        m.kubeconfig(**args)
+
+
+# --------------------------------------------------------------------------- scheduler-estimator
+
+
+def test_scheduler_estimator_objects() -> None:
+    deploy = m.scheduler_estimator_deployment("fsn1-a", VERSION, ["--cluster-name=fsn1-a"])
+    service = m.scheduler_estimator_service("fsn1-a")
+    secret = m.estimator_kubeconfig_secret("fsn1-a", "apiVersion: v1\nkind: Config\n")
+    for obj in (deploy, service, secret):
+        validate_kubernetes(obj, MINOR)
+        assert obj["metadata"]["namespace"] == "karmada-system"
+    assert deploy["metadata"]["name"] == service["metadata"]["name"] == "karmada-scheduler-estimator-fsn1-a"
+    assert service["spec"]["ports"][0]["port"] == 10352
+    assert service["spec"]["selector"] == deploy["spec"]["template"]["metadata"]["labels"]
+    pod = deploy["spec"]["template"]["spec"]
+    volumes = {v["name"]: v["secret"]["secretName"] for v in pod["volumes"]}
+    assert volumes["member-kubeconfig"] == m.estimator_kubeconfig_secret_name("fsn1-a") == secret["metadata"]["name"]
+    assert "fsn1-a-kubeconfig" in secret["data"]
+    mount = next(v for v in pod["containers"][0]["volumeMounts"] if v["name"] == "member-kubeconfig")
+    assert m.estimator_kubeconfig_path("fsn1-a") == f"{mount['mountPath']}/fsn1-a-kubeconfig"
+    assert pod["containers"][0]["image"] == "docker.io/karmada/karmada-scheduler-estimator:v1.18.2"
+    assert pod["automountServiceAccountToken"] is False
+
+
+# ------------------------------------------------------------------------------------ dev stack
+
+
+def test_dev_stack_renders_one_push_and_one_pull_member() -> None:
+    config = load_stack(DEV_STACK)
+    modes = {mem.sync_mode for mem in config.members}
+    assert modes == {"Push", "Pull"}
+    hub_kc = m.kubeconfig("https://api.hub.dev.example.com:5443", CA, "CERT", "KEY")
+    rendered: dict[str, list[dict[str, Any]]] = {}
+    for mem in config.members:
+        objs = [m.cluster_object(mem)]
+        if mem.sync_mode == "Push":
+            objs += m.push_member_objects(mem.name)
+            objs += [m.cluster_secret(mem.name, "token", CA), m.impersonator_secret(mem.name, "token")]
+        else:
+            objs += m.pull_hub_objects(mem.name)
+            objs += m.pull_member_objects(mem.name, config.karmada.version, [f"--cluster-name={mem.name}"], hub_kc)
+        for obj in objs:
+            validate_any(obj, MINOR)
+        rendered[mem.sync_mode] = objs
+    push_cluster, pull_cluster = rendered["Push"][0], rendered["Pull"][0]
+    assert push_cluster["spec"]["syncMode"] == "Push" and "secretRef" in push_cluster["spec"]
+    assert pull_cluster["spec"]["syncMode"] == "Pull" and "secretRef" not in pull_cluster["spec"]
+    assert any(o["kind"] == "Deployment" for o in rendered["Pull"])
+    assert not any(o["kind"] == "Deployment" for o in rendered["Push"])
+
+
+# ------------------------------------------------------------------------ the Cluster validator
+
+
+def _cluster() -> dict[str, Any]:
+    return m.cluster_object(member("Push"))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda c: c["metadata"].__setitem__("name", "a" * 49), "longer than 48"),
+        (lambda c: c["metadata"].__setitem__("name", "Fsn1.a"), "DNS-1123 label"),
+        (lambda c: c["spec"].pop("syncMode"), "syncMode"),
+        (lambda c: c["spec"].__setitem__("syncMode", "Both"), "Both"),
+        (lambda c: c["spec"].__setitem__("apiEndpoint", "http://fsn1-a:6443"), "https"),
+        (lambda c: c["spec"].__setitem__("apiEndpoint", "https://admin:pw@fsn1-a:6443"), "user information"),
+        (lambda c: c["spec"].__setitem__("apiEndpoint", "https://fsn1-a:6443/?x=1"), "query"),
+        (lambda c: c["spec"].__setitem__("apiEndpoint", "https://fsn1-a:6443/#frag"), "fragment"),
+        (lambda c: c["spec"].__setitem__("regions", ["eu"]), "regions"),
+        (lambda c: c["spec"].__setitem__("zone", "fsn1"), "co-exist"),
+        (lambda c: c["spec"]["secretRef"].pop("namespace"), "namespace"),
+        (lambda c: c["spec"].__setitem__("region", "eu fsn"), "label value"),
+        (lambda c: c["spec"].__setitem__("proxyURL", "ftp://proxy"), "proxyURL"),
+        (lambda c: c["spec"].__setitem__("taints", [{"key": "k", "effect": "Evict"}]), "Evict"),
+        (lambda c: c["metadata"].__setitem__("namespace", "default"), "cluster-scoped"),
+    ],
+)
+def test_cluster_validator_rejects(mutate: Any, message: str) -> None:
+    cluster = _cluster()
+    validate_cluster(cluster)
+    mutate(cluster)
+    with pytest.raises(SchemaError, match=message):
+        validate_cluster(cluster)
+
+
+def test_cluster_validator_accepts_the_full_spec() -> None:
+    cluster = _cluster()
+    cluster["spec"].update({
+        "insecureSkipTLSVerification": False,
+        "proxyURL": "socks5://proxy:1080",
+        "proxyHeader": {"Proxy-Authorization": "Basic x"},
+        "taints": [{"key": "fleet.karmada-hub.io/not-ready", "effect": "NoExecute",
+                    "timeAdded": "2026-01-01T00:00:00Z"}],
+        "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "0", "max": "1"},
+                                                   {"name": "memory", "min": 0, "max": "4Gi"}]}],
+    })
+    validate_cluster(cluster)
+
+
+def test_validate_any_dispatches_by_group() -> None:
+    with pytest.raises(SchemaError, match="longer than 48"):
+        validate_any({**_cluster(), "metadata": {"name": "a" * 49}})
+    with pytest.raises(SchemaError, match="bogus"):
+        validate_any({**m.namespace("x"), "bogus": True}, MINOR)
+    with pytest.raises(SchemaError, match="no served CRD"):
+        validate_any({"apiVersion": "policy.karmada.io/v9", "kind": "Nope", "metadata": {"name": "x"}})
