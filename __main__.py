@@ -1,18 +1,24 @@
 """karmada-hub: one highly available Karmada hub for a Cluster API fleet on Hetzner.
 
 Thin on purpose: load and check the stack's config, let its role pick the components, export.
+`all-in-one` builds everything; `hub` the hub cluster and the control plane; `region` one region's
+members, policies and traffic against the hub stack's outputs (StackReference).
 """
 
 import sys
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from components import preflight
+from components import preflight, tls
 from components.config import ConfigError, FleetConfig
 from components.documents.fleet import cluster_taint_policy
 from components.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
+from components.member import MemberCluster, capi_provider
+from components.policies import FleetPolicies
+from components.traffic import RegionalTraffic
 
 
 def main() -> None:
@@ -23,21 +29,45 @@ def main() -> None:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
 
+    host = karmada = None
+    after: list[pulumi.Resource] = []
     if config.role in ("all-in-one", "hub"):
         hub = HubCluster("hub", config)
         control_plane = KarmadaControlPlane("karmada", config, hub)
         bootstrap = KarmadaBootstrap(
-            "karmada-bootstrap", config.karmada.version, control_plane.provider, ca_bundle(control_plane.pki.ca.cert_pem),
-            webhook=control_plane.webhook, aggregated_apiserver=control_plane.aggregated,
-            extra=[cluster_taint_policy()],
+            "karmada-bootstrap", config.karmada.version, control_plane.provider,
+            ca_bundle(control_plane.pki.ca.cert_pem), webhook=control_plane.webhook,
+            aggregated_apiserver=control_plane.aggregated, extra=[cluster_taint_policy()],
         )
         control_plane.start_controllers(bootstrap.ready)
+        host, karmada, after = hub.provider, control_plane.provider, bootstrap.ready
+        karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
         pulumi.export("hubApiEndpoint", hub.api_endpoint)
         pulumi.export("hubLoadBalancerIpv4", hub.lb_ipv4)
         pulumi.export("hubKubeconfig", hub.kubeconfig)
-        pulumi.export("karmadaApiEndpoint", control_plane.external_url)
+        pulumi.export("karmadaApiEndpoint", karmada_url)
         pulumi.export("karmadaKubeconfig", control_plane.admin_kubeconfig)
-        pulumi.export("karmadaCaCertPem", control_plane.pki.ca.cert_pem)
+        pulumi.export("karmadaCaCertPem", karmada_ca.cert_pem)
+        # Region stacks sign their pull agents' client certs with it; it stays a secret in the hub's state.
+        pulumi.export("karmadaCaKeyPem", karmada_ca.key_pem)
+    if config.role == "region":
+        assert config.hub_stack is not None
+        ref = pulumi.StackReference(config.hub_stack.stack)
+        karmada = k8s.Provider("k8s-karmada", kubeconfig=ref.require_output("karmadaKubeconfig"),
+                               enable_server_side_apply=True)
+        karmada_url = ref.require_output("karmadaApiEndpoint")
+        karmada_ca = tls.KeyPair(cert_pem=ref.require_output("karmadaCaCertPem"),
+                                 key_pem=pulumi.Output.secret(ref.require_output("karmadaCaKeyPem")))
+    if config.role in ("all-in-one", "region"):
+        capi = capi_provider(config)
+        for member in config.members:
+            if config.role == "region" and member.region != config.region:
+                continue
+            MemberCluster(f"member-{member.name}", config, member, karmada, karmada_url, karmada_ca, after, capi)
+        FleetPolicies("policies", config, karmada, after)
+        regions = list(config.regions) if config.role == "all-in-one" else [config.region]
+        traffic = RegionalTraffic("traffic", config, regions, karmada, host, karmada_url, karmada_ca, after)
+        pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 
 main()

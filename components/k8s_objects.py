@@ -59,3 +59,14 @@ def apply(prefix: str, obj: Any, opts: pulumi.ResourceOptions) -> pulumi.CustomR
     if cls is None:
         return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
     return cls(name, opts=opts, **{_snake(k): v for k, v in fields.items()})
+
+
+def apply_rendered(prefix: str, render: Any, args: list[Any], opts: pulumi.ResourceOptions,
+                   placeholder: str = "placeholder") -> pulumi.CustomResource:
+    """Apply `render(*args)` where args are Outputs (tokens, kubeconfigs): the object's kind and name come
+    from rendering placeholders, every other field from the real values once they are known."""
+    skeleton = render(*[placeholder] * len(args))
+    rendered = pulumi.Output.all(*args).apply(lambda values: render(*values))
+    obj = {k: (skeleton[k] if k in ("apiVersion", "kind", "metadata") else rendered.apply(lambda o, k=k: o[k]))
+           for k in skeleton}
+    return apply(prefix, obj, opts)

@@ -26,7 +26,7 @@ class KeyPair:
 
     cert_pem: pulumi.Output[str]
     key_pem: pulumi.Output[str]
-    key: tls.PrivateKey
+    key: tls.PrivateKey | None = None
 
 
 def private_key(name: str, opts: pulumi.ResourceOptions) -> tls.PrivateKey:

@@ -1,0 +1,116 @@
+"""MemberCluster: join one workload cluster to the hub, declaratively (no `karmadactl join`).
+
+Credentials come from the CAPI management cluster (`<cluster>-kubeconfig` Secret, key `value`) or from
+a stack secret. Push: the member gets the service accounts and RBAC a push join creates, their tokens
+are read back and stored in the karmada-apiserver with the `Cluster` object. Pull: the hub gets the
+agent's RBAC, the member gets karmada-agent with a client certificate the hub's CA signed. Removing a
+member from the stack deletes its Cluster, its Secrets and everything installed in it.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import tls
+from components.config import CapiCredentials, FleetConfig, MemberConfig
+from components.documents import members as docs
+from components.k8s_objects import apply, apply_rendered
+from components.karmada import flags
+from components.kubeconfig import kubeconfig
+
+
+def _b64decode(value: str) -> str:
+    return base64.b64decode(value).decode()
+
+
+class MemberCluster(pulumi.ComponentResource):
+    """One member: its provider (`k8s-member-<name>`), its join objects on both sides, its Cluster."""
+
+    def __init__(
+        self,
+        name: str,
+        config: FleetConfig,
+        member: MemberConfig,
+        karmada_provider: pulumi.ProviderResource,
+        karmada_url: pulumi.Input[str],
+        karmada_ca: tls.KeyPair,
+        after: list[pulumi.Resource],
+        capi_provider: k8s.Provider | None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("karmada-hub:index:MemberCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        if isinstance(member.credentials, CapiCredentials):
+            assert capi_provider is not None, "a CAPI member needs the CAPI management provider"
+            creds = member.credentials
+            capi_secret = k8s.core.v1.Secret.get(
+                f"{name}-capi-kubeconfig", f"{creds.namespace}/{creds.cluster}-kubeconfig",
+                opts=pulumi.ResourceOptions(parent=self, provider=capi_provider))
+            member_kubeconfig = pulumi.Output.secret(capi_secret.data.apply(lambda d: _b64decode(d["value"])))
+        else:
+            member_kubeconfig = pulumi.Output.secret(config.secrets[member.credentials.config_key])
+        self.provider = k8s.Provider(f"k8s-member-{member.name}", kubeconfig=member_kubeconfig,
+                                     enable_server_side_apply=True, opts=child)
+        on_member = pulumi.ResourceOptions(parent=self, provider=self.provider)
+        on_hub = pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=after)
+        prefix = f"member-{member.name}"
+
+        if member.sync_mode == "Push":
+            objs = [apply(prefix, obj, on_member) for obj in docs.push_member_objects(member.name)]
+            read = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=objs)
+            sa_token = k8s.core.v1.Secret.get(
+                f"{name}-sa-token", f"{docs.CLUSTER_NAMESPACE}/{docs.cluster_sa_name(member.name)}", opts=read)
+            imp_token = k8s.core.v1.Secret.get(
+                f"{name}-impersonator-token", f"{docs.CLUSTER_NAMESPACE}/{docs.IMPERSONATOR_SA}", opts=read)
+            token = pulumi.Output.secret(sa_token.data.apply(lambda d: _b64decode(d["token"])))
+            ca = sa_token.data.apply(lambda d: _b64decode(d["ca.crt"]))
+            imp = pulumi.Output.secret(imp_token.data.apply(lambda d: _b64decode(d["token"])))
+            secrets = [
+                apply_rendered("karmada", lambda t, c: docs.cluster_secret(member.name, t, c), [token, ca], on_hub),
+                apply_rendered("karmada", lambda t: docs.impersonator_secret(member.name, t), [imp], on_hub),
+            ]
+            self.cluster = apply("karmada", docs.cluster_object(member), pulumi.ResourceOptions.merge(
+                on_hub, pulumi.ResourceOptions(depends_on=[*after, *secrets])))
+        else:
+            hub_rbac = [apply("karmada", obj, on_hub) for obj in docs.pull_hub_objects(member.name)]
+            cert = _agent_cert(member.name, karmada_ca, config.karmada.pki.leaf_validity_hours, self)
+            agent_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
+                karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem,
+            ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
+            args = [
+                f"--karmada-kubeconfig={docs.AGENT_KUBECONFIG_PATH}" if a.startswith("--karmada-kubeconfig=") else a
+                for a in flags.agent_args(
+                    member.name, member.api_endpoint.rstrip("/"), region=member.region, zones=member.zones,
+                    failover=flags.FailoverSettings.from_config(config.failover))
+            ]
+            self.cluster = apply("karmada", docs.cluster_object(member), pulumi.ResourceOptions.merge(
+                on_hub, pulumi.ResourceOptions(depends_on=[*after, *hub_rbac])))
+            after_cluster = pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[self.cluster]))
+            skeleton = docs.pull_member_objects(member.name, config.karmada.version, args, "placeholder")
+            for index, obj in enumerate(skeleton):
+                if obj["kind"] == "Secret":
+                    apply_rendered(prefix, lambda k, i=index: docs.pull_member_objects(
+                        member.name, config.karmada.version, args, k)[i], [agent_kubeconfig], after_cluster)
+                else:
+                    apply(prefix, obj, after_cluster)
+        self.register_outputs({"cluster": member.name, "syncMode": member.sync_mode})
+
+
+def _agent_cert(cluster: str, ca: tls.KeyPair, hours: int, parent: pulumi.Resource) -> tls.KeyPair:
+    from components.karmada import pki_spec
+
+    spec = pki_spec.agent_cert_spec(cluster)
+    return tls.leaf(f"agent-{cluster}", ca, spec.common_name, spec.usages, hours,
+                    pulumi.ResourceOptions(parent=parent), organization=spec.organization[0])
+
+
+def capi_provider(config: FleetConfig) -> k8s.Provider | None:
+    """The CAPI management cluster's provider, if any member's credentials come from CAPI."""
+    if not any(isinstance(m.credentials, CapiCredentials) for m in config.members):
+        return None
+    key = config.capi.kubeconfig_config_key
+    return k8s.Provider("k8s-capi", kubeconfig=pulumi.Output.secret(config.secrets[key]),
+                        enable_server_side_apply=True)

@@ -1,0 +1,25 @@
+"""FleetPolicies: each tenant's namespace, placement, regional overrides and fleet-wide quota on the hub."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.config import FleetConfig
+from components.documents import fleet
+from components.k8s_objects import apply
+
+
+class FleetPolicies(pulumi.ComponentResource):
+    def __init__(self, name: str, config: FleetConfig, karmada_provider: pulumi.ProviderResource,
+                 after: list[pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karmada-hub:index:FleetPolicies", name, None, opts)
+        base = pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=after)
+        regions = list(config.regions)
+        for tenant in config.tenants:
+            ns = apply("karmada", fleet.tenant_namespace(tenant), base)
+            in_ns = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=[*after, ns]))
+            apply("karmada", fleet.propagation_policy(tenant, regions, list(config.members), config.failover), in_ns)
+            apply("karmada", fleet.override_policy(tenant, config.regions), in_ns)
+            if tenant.quota is not None:
+                apply("karmada", fleet.federated_resource_quota(tenant), in_ns)
+        self.register_outputs({"tenants": [t.name for t in config.tenants]})

@@ -1,0 +1,375 @@
+"""HubCluster as the dev stack renders it: topology, firewall, LB, k3s bootstrap, token and kubeconfig.
+
+Everything here reads what the real program registered under the recording mock monitor
+(`rendered_dev`), unredacted, so secrets (the token, the admin key) can be checked for correctness.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from components.cloud_init import CONFIG_PATH, TLS_DIR, TOKEN_PATH
+from hubctl.mocks import unwrap
+from tests.support.tools import require_tool
+
+SERVER = "hcloud:index/server:Server"
+WORLD = {"0.0.0.0/0", "::/0"}
+
+
+HUB_COMPONENT = "karmada-hub:index:HubCluster"
+
+
+def hub_children(plan: Any) -> list[Any]:
+    """Records directly under the HubCluster component (other components add their own LBs, servers, …)."""
+    hubs = [r for r in plan.records if r.type == HUB_COMPONENT]
+    assert len(hubs) == 1, [r.urn for r in hubs]
+    return [r for r in plan.records if r.parent == hubs[0].urn]
+
+
+def records(plan: Any, typ: str) -> list[Any]:
+    return [r for r in hub_children(plan) if r.type == typ]
+
+
+def one(plan: Any, typ: str) -> Any:
+    found = records(plan, typ)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]
+
+
+def inputs(record: Any) -> dict[str, Any]:
+    return unwrap(record.inputs)
+
+
+def servers(plan: Any) -> list[dict[str, Any]]:
+    return sorted((inputs(r) for r in records(plan, SERVER)), key=lambda s: s["name"])
+
+
+def user_data_files(server: dict[str, Any]) -> dict[str, str]:
+    """path -> decoded content, exactly the bytes cloud-init would write."""
+    text = server["userData"]
+    assert text.startswith("#cloud-config\n")
+    doc = yaml.safe_load(text)
+    out = {}
+    for entry in doc["write_files"]:
+        content = entry["content"]
+        if entry.get("encoding") in ("b64", "base64"):
+            content = base64.b64decode(content).decode()
+        out[entry["path"]] = content
+    return out
+
+
+def k3s_config(server: dict[str, Any]) -> dict[str, Any]:
+    return yaml.safe_load(user_data_files(server)[CONFIG_PATH])
+
+
+def lb_ipv4(plan: Any) -> str:
+    return one(plan, "hcloud:index/loadBalancer:LoadBalancer").outputs["ipv4"]
+
+
+def lb_private_ip(plan: Any) -> str:
+    return inputs(one(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork"))["ip"]
+
+
+@pytest.fixture(scope="module")
+def dev_config() -> Any:
+    from hubctl.commands import load_config
+    from tests.support.tools import REPO
+
+    return load_config(REPO, "dev")[1]
+
+
+# ------------------------------------------------------------------------------------------- topology
+
+
+def test_servers_spread_over_locations(rendered_dev, dev_config) -> None:
+    srv = servers(rendered_dev)
+    assert len(srv) == dev_config.hub.servers >= 3
+    assert len(srv) % 2 == 1
+    locations = {s["location"] for s in srv}
+    assert len(locations) >= 2
+    assert locations <= set(dev_config.hub.locations)
+
+
+def test_all_servers_in_the_one_spread_placement_group(rendered_dev) -> None:
+    group = one(rendered_dev, "hcloud:index/placementGroup:PlacementGroup")
+    assert inputs(group)["type"] == "spread"
+    ids = {s.get("placementGroupId") for s in servers(rendered_dev)}
+    assert len(ids) == 1 and None not in ids
+    for r in records(rendered_dev, SERVER):
+        assert group.urn in r.dependencies, r.name
+
+
+def test_network_and_subnet_in_one_zone(rendered_dev, dev_config) -> None:
+    network = inputs(one(rendered_dev, "hcloud:index/network:Network"))
+    subnet = inputs(one(rendered_dev, "hcloud:index/networkSubnet:NetworkSubnet"))
+    assert subnet["networkZone"] == "eu-central"
+    assert subnet["type"] == "cloud"
+    assert ipaddress.ip_network(subnet["ipRange"]).subnet_of(ipaddress.ip_network(network["ipRange"]))
+    for s in servers(rendered_dev):
+        (net,) = s["networks"]
+        assert ipaddress.ip_address(net["ip"]) in ipaddress.ip_network(subnet["ipRange"])
+    ips = [s["networks"][0]["ip"] for s in servers(rendered_dev)]
+    assert len(set(ips)) == len(ips)
+
+
+def test_servers_depend_on_subnet(rendered_dev) -> None:
+    subnet = one(rendered_dev, "hcloud:index/networkSubnet:NetworkSubnet")
+    for r in records(rendered_dev, SERVER):
+        assert subnet.urn in r.dependencies
+
+
+# ------------------------------------------------------------------------------------------- firewall
+
+
+def _ports(rule: dict[str, Any]) -> range:
+    port = rule.get("port")
+    if port in (None, "any"):
+        return range(0, 65536)
+    lo, _, hi = str(port).partition("-")
+    return range(int(lo), int(hi or lo) + 1)
+
+
+def test_firewall_never_opens_ssh_or_api_to_the_world(rendered_dev) -> None:
+    fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
+    rules = fw["rules"]
+    assert rules, "a firewall without rules allows nothing in, but also says nothing: expected explicit rules"
+    for rule in rules:
+        if rule["direction"] != "in" or rule["protocol"] not in ("tcp", "udp"):
+            continue
+        ports = _ports(rule)
+        if 22 in ports or 6443 in ports:
+            assert not set(rule["sourceIps"]) & WORLD, rule
+            for cidr in rule["sourceIps"]:
+                assert ipaddress.ip_network(cidr).prefixlen > 0, rule
+    opened = {p for r in rules if r["protocol"] == "tcp" for p in (22, 6443) if p in _ports(r)}
+    assert opened == {22, 6443}, "SSH and the k3s API must be reachable from the admin CIDRs"
+
+
+def test_firewall_cluster_ports_only_from_private_network(rendered_dev, dev_config) -> None:
+    fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
+    private = str(dev_config.hub.network.cidr)
+    cluster_ports = {2379, 2380, 10250}
+    seen: set[int] = set()
+    for rule in fw["rules"]:
+        if rule["protocol"] != "tcp":
+            continue
+        hit = cluster_ports & set(_ports(rule))
+        if hit:
+            assert rule["sourceIps"] == [private], rule
+            seen |= hit
+    assert seen == cluster_ports
+
+
+def test_servers_use_the_firewall(rendered_dev) -> None:
+    fw = one(rendered_dev, "hcloud:index/firewall:Firewall")
+    for r in records(rendered_dev, SERVER):
+        assert fw.urn in r.dependencies
+        assert len(inputs(r)["firewallIds"]) == 1
+
+
+# ------------------------------------------------------------------------------------------ load balancer
+
+
+def test_api_load_balancer(rendered_dev) -> None:
+    lb = inputs(one(rendered_dev, "hcloud:index/loadBalancer:LoadBalancer"))
+    assert lb["loadBalancerType"] == "lb11"
+    services = {int(s["listenPort"]): s for s in map(inputs, records(rendered_dev,
+                                                                       "hcloud:index/loadBalancerService:"
+                                                                       "LoadBalancerService"))}
+    assert set(services) == {6443, 5443}
+    k3s = services[6443]
+    assert k3s["protocol"] == "tcp" and int(k3s["destinationPort"]) == 6443
+    hc = k3s["healthCheck"]
+    assert hc["protocol"] == "tcp" and int(hc["port"]) == 6443
+    assert hc["interval"] >= 3 and 1 <= hc["timeout"] <= hc["interval"]
+    karmada = services[5443]
+    assert karmada["protocol"] == "tcp" and karmada.get("healthCheck")
+    assert int(karmada["healthCheck"]["port"]) == int(karmada["destinationPort"])
+
+
+def test_lb_targets_select_exactly_the_servers(rendered_dev) -> None:
+    target = inputs(one(rendered_dev, "hcloud:index/loadBalancerTarget:LoadBalancerTarget"))
+    assert target["type"] == "label_selector"
+    assert target["usePrivateIp"] is True
+    selector = dict(term.split("=", 1) for term in target["labelSelector"].split(","))
+    for s in servers(rendered_dev):
+        assert selector.items() <= s["labels"].items(), (selector, s["labels"])
+    others = [inputs(r) for r in rendered_dev.records if r.type.startswith("hcloud:") and r.type != SERVER]
+    others += [inputs(r) for r in rendered_dev.records if r.type == SERVER and r not in records(rendered_dev, SERVER)]
+    for other in others:
+        labels = other.get("labels") or {}
+        assert not selector.items() <= labels.items(), f"the selector also matches {other.get('name')}"
+
+
+def test_lb_private_ip_in_subnet(rendered_dev) -> None:
+    subnet = inputs(one(rendered_dev, "hcloud:index/networkSubnet:NetworkSubnet"))
+    assert ipaddress.ip_address(lb_private_ip(rendered_dev)) in ipaddress.ip_network(subnet["ipRange"])
+    server_ips = {s["networks"][0]["ip"] for s in servers(rendered_dev)}
+    assert lb_private_ip(rendered_dev) not in server_ips
+
+
+# ------------------------------------------------------------------------------------ ordering, options
+
+
+def test_servers_ignore_user_data_changes(rendered_dev) -> None:
+    for r in records(rendered_dev, SERVER):
+        assert "userData" in r.options.get("ignoreChanges", []), r.name
+
+
+def test_host_provider_waits_for_readiness_and_readiness_for_every_server(rendered_dev) -> None:
+    provider = [r for r in hub_children(rendered_dev)
+                if r.type == "pulumi:providers:kubernetes" and r.name == "k8s-host"]
+    assert len(provider) == 1
+    gates = [r for r in hub_children(rendered_dev) if r.type == "pulumi-python:dynamic:Resource" and r.urn in
+             provider[0].dependencies]
+    assert len(gates) == 1, provider[0].dependencies
+    gate = gates[0]
+    server_urns = {r.urn for r in records(rendered_dev, SERVER)}
+    assert server_urns and server_urns <= set(gate.dependencies)
+    gate_inputs = inputs(gate)
+    assert gate_inputs["url"] == f"https://{lb_ipv4(rendered_dev)}:6443/readyz"
+    # the provider's kubeconfig is the gate's output, not the raw one: nothing reaches the API before /readyz
+    assert unwrap(provider[0].inputs["kubeconfig"]) == gate_inputs["kubeconfig"]
+
+
+# ------------------------------------------------------------------------------------------ k3s bootstrap
+
+
+def test_only_first_server_inits_and_gets_the_ca(rendered_dev) -> None:
+    srv = servers(rendered_dev)
+    first, joiners = srv[0], srv[1:]
+    assert first["name"].endswith("-0")
+    cfg0 = k3s_config(first)
+    assert cfg0.get("cluster-init") is True and "server" not in cfg0
+    files0 = user_data_files(first)
+    for ca in ("server-ca", "client-ca", "request-header-ca", "etcd/peer-ca", "etcd/server-ca"):
+        assert f"{TLS_DIR}/{ca}.crt" in files0 and f"{TLS_DIR}/{ca}.key" in files0
+    assert f"{TLS_DIR}/service.key" in files0
+    for s in joiners:
+        cfg = k3s_config(s)
+        assert "cluster-init" not in cfg
+        assert cfg["server"] == f"https://{lb_private_ip(rendered_dev)}:6443"
+        assert not [p for p in user_data_files(s) if p.startswith(TLS_DIR)], s["name"]
+
+
+def test_tls_san_has_lb_addresses_and_dns_name(rendered_dev, dev_config) -> None:
+    want = {lb_ipv4(rendered_dev), lb_private_ip(rendered_dev), dev_config.hub.api_dns_name}
+    for s in servers(rendered_dev):
+        assert want <= set(k3s_config(s)["tls-san"]), s["name"]
+
+
+def test_critical_k3s_settings_identical_on_every_server(rendered_dev) -> None:
+    critical = ("cluster-cidr", "service-cidr", "cluster-dns", "flannel-backend", "disable", "secrets-encryption",
+                "token-file", "tls-san")
+    values = [tuple(repr(k3s_config(s).get(k)) for k in critical) for s in servers(rendered_dev)]
+    assert len(set(values)) == 1
+
+
+def test_node_ip_is_the_private_address(rendered_dev) -> None:
+    for s in servers(rendered_dev):
+        cfg = k3s_config(s)
+        assert cfg["node-ip"] == cfg["advertise-address"] == s["networks"][0]["ip"]
+        assert cfg["node-name"] == s["name"]
+
+
+def test_join_token_embeds_hash_of_server_ca_file(rendered_dev) -> None:
+    srv = servers(rendered_dev)
+    ca_bytes = user_data_files(srv[0])[f"{TLS_DIR}/server-ca.crt"].encode()
+    # the same bytes cloud-init writes (b64-decoded), as k3s hashes them
+    raw_entry = next(e for e in yaml.safe_load(srv[0]["userData"])["write_files"]
+                     if e["path"] == f"{TLS_DIR}/server-ca.crt")
+    assert raw_entry.get("encoding") == "b64"
+    assert base64.b64decode(raw_entry["content"]) == ca_bytes
+    prefix = "K10" + hashlib.sha256(ca_bytes).hexdigest() + "::server:"
+    tokens = {user_data_files(s)[TOKEN_PATH].strip() for s in srv}
+    assert len(tokens) == 1
+    token = tokens.pop()
+    assert token.startswith(prefix)
+    assert len(token) > len(prefix) + 16
+    assert re.fullmatch(r"[A-Za-z0-9]+", token[len(prefix):])
+
+
+def test_server_ca_file_is_the_ca_the_program_generated(rendered_dev) -> None:
+    ca = next(r for r in hub_children(rendered_dev) if r.type == "tls:index/selfSignedCert:SelfSignedCert"
+              and r.name.endswith("k3s-server-ca"))
+    assert user_data_files(servers(rendered_dev)[0])[f"{TLS_DIR}/server-ca.crt"] == ca.outputs["certPem"]
+
+
+# ------------------------------------------------------------------------------------------- kubeconfig
+
+
+@pytest.fixture(scope="module")
+def hub_kubeconfig(rendered_dev) -> dict[str, Any]:
+    return yaml.safe_load(rendered_dev.raw_outputs["hubKubeconfig"])
+
+
+def _ca_cert(plan: Any, suffix: str) -> x509.Certificate:
+    rec = next(r for r in hub_children(plan) if r.type == "tls:index/selfSignedCert:SelfSignedCert" and
+               r.name.endswith(suffix))
+    return x509.load_pem_x509_certificate(rec.outputs["certPem"].encode())
+
+
+def test_kubeconfig_server_and_ca(rendered_dev, dev_config, hub_kubeconfig) -> None:
+    (cluster,) = hub_kubeconfig["clusters"]
+    server = cluster["cluster"]["server"]
+    assert server in (f"https://{dev_config.hub.api_dns_name}:6443", f"https://{lb_ipv4(rendered_dev)}:6443")
+    assert server == rendered_dev.raw_outputs["hubApiEndpoint"]
+    host = server.removeprefix("https://").rsplit(":", 1)[0]
+    assert host in k3s_config(servers(rendered_dev)[0])["tls-san"]
+    ca = x509.load_pem_x509_certificate(base64.b64decode(cluster["cluster"]["certificate-authority-data"]))
+    assert ca == _ca_cert(rendered_dev, "k3s-server-ca")
+    assert rendered_dev.outputs["hubKubeconfig"] == "[secret]"
+
+
+def _admin(hub_kubeconfig: dict[str, Any]) -> tuple[bytes, bytes]:
+    (user,) = hub_kubeconfig["users"]
+    return (base64.b64decode(user["user"]["client-certificate-data"]),
+            base64.b64decode(user["user"]["client-key-data"]))
+
+
+def test_admin_cert_is_system_masters_client_cert(rendered_dev, hub_kubeconfig) -> None:
+    cert_pem, key_pem = _admin(hub_kubeconfig)
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    client_ca = _ca_cert(rendered_dev, "k3s-client-ca")
+    cert.verify_directly_issued_by(client_ca)
+    with pytest.raises((ValueError, InvalidSignature)):
+        cert.verify_directly_issued_by(_ca_cert(rendered_dev, "k3s-server-ca"))
+    assert [a.value for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)] == ["system:admin"]
+    assert [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)] == ["system:masters"]
+    eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert ExtendedKeyUsageOID.CLIENT_AUTH in eku
+    assert ExtendedKeyUsageOID.SERVER_AUTH not in eku
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(key_pem, password=None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    assert key.public_key().public_numbers() == cert.public_key().public_numbers()
+
+
+def test_admin_cert_verifies_with_openssl(rendered_dev, hub_kubeconfig, tmp_path: Path) -> None:
+    openssl = require_tool("openssl")
+    from cryptography.hazmat.primitives import serialization
+
+    cert_pem, _ = _admin(hub_kubeconfig)
+    (tmp_path / "admin.crt").write_bytes(cert_pem)
+    for name, suffix in (("client-ca.crt", "k3s-client-ca"), ("server-ca.crt", "k3s-server-ca")):
+        (tmp_path / name).write_bytes(_ca_cert(rendered_dev, suffix).public_bytes(serialization.Encoding.PEM))
+    good = subprocess.run([openssl, "verify", "-purpose", "sslclient", "-CAfile", str(tmp_path / "client-ca.crt"),
+                           str(tmp_path / "admin.crt")], capture_output=True, text=True)
+    assert good.returncode == 0 and good.stdout.strip().endswith("admin.crt: OK"), good.stdout + good.stderr
+    wrong = subprocess.run([openssl, "verify", "-CAfile", str(tmp_path / "server-ca.crt"),
+                            str(tmp_path / "admin.crt")], capture_output=True, text=True)
+    assert wrong.returncode != 0

@@ -1,0 +1,256 @@
+"""`hubctl plan` / `hubctl diff`: deterministic output, the documented shape, and no secret in any file.
+
+The secret checks do not trust the plan's own bookkeeping: the secret values are taken from what the
+providers (mocked) actually returned in an unredacted run, and searched for in every written file.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hubctl.commands import run_plan
+from hubctl.mocks import unwrap
+from hubctl.plan import SecretLeak, assert_no_secrets
+from tests.support.tools import REPO, copy_program, program_env
+
+EPOCH = dt.datetime.now(dt.UTC).date().isoformat()
+"""Today (certificates must be valid now), pinned once so two runs cannot straddle midnight."""
+RESOURCE_KEYS = {"urn", "type", "name", "parent", "provider", "dependencies", "inputs", "options"}
+TOKEN = re.compile(r"K10[0-9a-f]{64}::server:")
+
+
+@pytest.fixture(scope="module")
+def fixed_epoch() -> Any:
+    """Certificates carry the plan epoch; pin it for this module's runs, then restore the environment."""
+    old = os.environ.get("HUBCTL_PLAN_EPOCH")
+    os.environ["HUBCTL_PLAN_EPOCH"] = EPOCH
+    yield EPOCH
+    if old is None:
+        os.environ.pop("HUBCTL_PLAN_EPOCH", None)
+    else:
+        os.environ["HUBCTL_PLAN_EPOCH"] = old
+
+
+@pytest.fixture(scope="module")
+def plan_dir(tmp_path_factory: pytest.TempPathFactory, fixed_epoch: str) -> Path:
+    out = tmp_path_factory.mktemp("plan-a")
+    assert run_plan(REPO, "dev", out, quiet=True) == 0
+    return out / "dev"
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------------------------------- determinism
+
+
+def test_two_runs_are_byte_identical(plan_dir: Path, tmp_path: Path, fixed_epoch: str) -> None:
+    assert run_plan(REPO, "dev", tmp_path, quiet=True) == 0
+    first, second = files_of(plan_dir), files_of(tmp_path / "dev")
+    assert "plan.json" in first and any(k.startswith("cloud-init/") for k in first)
+    assert sorted(first) == sorted(second)
+    for rel in first:
+        assert first[rel] == second[rel], f"{rel} differs between two runs"
+
+
+def test_plan_writes_one_cloud_init_file_per_hub_server(plan_dir: Path) -> None:
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    names = sorted(r["inputs"]["name"] for r in plan["resources"] if r["type"] == "hcloud:index/server:Server")
+    assert names
+    assert sorted(p.stem for p in (plan_dir / "cloud-init").glob("*.yaml")) == names
+
+
+# ---------------------------------------------------------------------------------------------- shape
+
+
+def test_plan_json_shape(plan_dir: Path) -> None:
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    assert set(plan) == {"project", "stack", "resources", "outputs"}
+    assert (plan["project"], plan["stack"]) == ("karmada-hub", "dev")
+    resources = plan["resources"]
+    assert resources
+    urns = [r["urn"] for r in resources]
+    assert urns == sorted(urns)
+    assert len(set(urns)) == len(urns)
+    known = set(urns)
+    for r in resources:
+        assert set(r) == RESOURCE_KEYS, r["urn"]
+        assert r["urn"].startswith("urn:pulumi:dev::karmada-hub::") and r["urn"].endswith(f"::{r['name']}")
+        assert r["type"] in r["urn"]
+        assert isinstance(r["dependencies"], list) and r["dependencies"] == sorted(r["dependencies"])
+        assert set(r["dependencies"]) <= known, r["urn"]
+        assert r["parent"] == "" or r["parent"] in known, r["urn"]
+        assert isinstance(r["inputs"], dict) and isinstance(r["options"], dict)
+    assert isinstance(plan["outputs"], dict) and "hubApiEndpoint" in plan["outputs"]
+
+
+def test_plan_json_has_no_floats_for_integers(plan_dir: Path) -> None:
+    """The wire has only floats; the plan shows ports and counts as the integers the program wrote."""
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    services = [r for r in plan["resources"] if r["type"] == "hcloud:index/loadBalancerService:LoadBalancerService"]
+    assert services
+    for s in services:
+        assert isinstance(s["inputs"]["listenPort"], int)
+
+
+# -------------------------------------------------------------------------------------------- secrets
+
+
+def _actual_secrets(plan: Any) -> set[str]:
+    """Secret values providers returned in the unredacted run: keys, passwords, the k3s token."""
+    found: set[str] = set()
+    for r in plan.records:
+        state = unwrap(r.outputs or {})
+        if r.type == "tls:index/privateKey:PrivateKey":
+            found |= {state["privateKeyPem"], state["privateKeyPemPkcs8"]}
+        elif r.type == "random:index/randomPassword:RandomPassword":
+            found.add(state["result"])
+        elif r.type == "hcloud:index/server:Server":
+            for entry in yaml.safe_load(unwrap(r.inputs)["userData"])["write_files"]:
+                if entry["path"].endswith("/token"):
+                    found.add(entry["content"].strip())
+    for value in plan.raw_outputs.values():
+        if isinstance(value, str) and "client-key-data" in value:
+            found.add(value)
+    assert any("PRIVATE KEY" in v for v in found) and any(TOKEN.match(v) for v in found)
+    return found
+
+
+def test_no_secret_value_in_any_plan_file(plan_dir: Path, rendered_dev) -> None:
+    secrets = _actual_secrets(rendered_dev)
+    needles = secrets | {base64.b64encode(s.encode()).decode() for s in secrets}
+    for rel, content in files_of(plan_dir).items():
+        text = content.decode()
+        assert "PRIVATE KEY" not in text, rel
+        assert not TOKEN.search(text), rel
+        for needle in needles:
+            assert needle not in text, f"{rel} contains a secret value ({needle[:12]}…)"
+
+
+def test_no_client_key_data_with_a_value(plan_dir: Path) -> None:
+    pattern = re.compile(r"client-key-data[\"']?\s*:\s*[\"']?([^\"'\s,}]+)")
+    for rel, content in files_of(plan_dir).items():
+        for value in pattern.findall(content.decode()):
+            assert value == "[secret]", f"{rel}: client-key-data {value[:12]}…"
+
+
+def _kubernetes_objects(plan_dir: Path) -> list[dict[str, Any]]:
+    objects = []
+    for path in sorted((plan_dir / "manifests").glob("*.yaml")) if (plan_dir / "manifests").is_dir() else []:
+        objects += [o for o in yaml.safe_load_all(path.read_text()) if o]
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    objects += [r["inputs"] for r in plan["resources"] if r["type"].startswith("kubernetes:")]
+    return objects
+
+
+def test_every_secret_object_is_redacted(plan_dir: Path) -> None:
+    for obj in _kubernetes_objects(plan_dir):
+        if obj.get("kind") != "Secret":
+            continue
+        for key in ("data", "stringData"):
+            payload = obj.get(key)
+            if payload is None:
+                continue
+            if isinstance(payload, dict):
+                assert set(payload.values()) <= {"[secret]"}, (obj.get("metadata"), key)
+            else:
+                assert payload == "[secret]"
+
+
+def test_secret_outputs_are_redacted(plan_dir: Path, rendered_dev) -> None:
+    outputs = json.loads((plan_dir / "plan.json").read_text())["outputs"]
+    assert set(outputs) == set(rendered_dev.raw_outputs)
+    assert outputs["hubKubeconfig"] == "[secret]"
+    for name, raw in rendered_dev.raw_outputs.items():
+        text = json.dumps(raw)
+        if "PRIVATE KEY" in text or "client-key-data" in text or TOKEN.search(text):
+            assert outputs[name] == "[secret]", name
+        elif outputs[name] != "[secret]":
+            assert outputs[name] == raw, name
+
+
+def test_assert_no_secrets_guard() -> None:
+    secret = "s3cr3t-value-that-must-not-leak"
+    assert_no_secrets({"plan.json": '{"a": "[secret]"}'}, [secret])
+    with pytest.raises(SecretLeak, match=r"plan\.json"):
+        assert_no_secrets({"plan.json": f'{{"a": "{secret}"}}'}, [secret])
+    with pytest.raises(SecretLeak, match=r"cloud-init/x\.yaml"):
+        encoded = base64.b64encode(secret.encode()).decode()
+        assert_no_secrets({"ok.yaml": "fine", "cloud-init/x.yaml": f"content: {encoded}\n"}, [secret])
+    with pytest.raises(SecretLeak, match="private key"):
+        assert_no_secrets({"m.yaml": "-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\n"}, [])
+
+
+def test_render_refuses_a_plan_that_would_leak(rendered_dev, monkeypatch) -> None:
+    """The writer runs the guard: a secret value that reached a file aborts the render."""
+    from hubctl import plan as plan_mod
+
+    api = rendered_dev.raw_outputs["hubApiEndpoint"]
+    monkeypatch.setattr(rendered_dev, "secret_values", {*rendered_dev.secret_values, api})
+    with pytest.raises(SecretLeak):
+        plan_mod.render_files(rendered_dev)
+
+
+# ----------------------------------------------------------------------------------------------- diff
+
+
+@pytest.fixture(scope="module")
+def five_server_plan(tmp_path_factory: pytest.TempPathFactory, fixed_epoch: str) -> Path:
+    """The dev stack with hub.servers 3 -> 5, planned from a copy of the program (URNs keep stack `dev`)."""
+    repo = copy_program(tmp_path_factory.mktemp("repo5") / "repo")
+    stack = repo / "stacks" / "Pulumi.dev.yaml"
+    doc = yaml.safe_load(stack.read_text())
+    assert doc["config"]["karmada-hub:hub"]["servers"] == 3
+    doc["config"]["karmada-hub:hub"]["servers"] = 5
+    stack.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path_factory.mktemp("plan-5")
+    result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "dev", "--out", str(out), "--quiet"], cwd=repo,
+                            capture_output=True, text=True, timeout=300,
+                            env=program_env(HUBCTL_PLAN_EPOCH=fixed_epoch))
+    assert result.returncode == 0, result.stderr
+    return out / "dev"
+
+
+def test_diff_reports_added_servers_and_changes(plan_dir: Path, five_server_plan: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(plan_dir), str(five_server_plan)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    md = result.stdout
+    old = {r["urn"]: r for r in json.loads((plan_dir / "plan.json").read_text())["resources"]}
+    new = {r["urn"]: r for r in json.loads((five_server_plan / "plan.json").read_text())["resources"]}
+    added = set(new) - set(old)
+    added_servers = sorted(new[u]["name"] for u in added if new[u]["type"] == "hcloud:index/server:Server")
+    assert len(added_servers) == 2
+    assert md.startswith("### karmada-hub plan diff: `dev`\n")
+    assert f"**{len(added)} to add, " in md and " to remove**" in md
+    added_section = md.split("#### Added", 1)[1].split("####", 1)[0]
+    for name in added_servers:
+        assert f"- `hcloud:index/server:Server` **{name}**" in added_section
+    assert "#### Removed" not in md
+    assert "#### Changed" in md
+    changed = md.split("#### Changed", 1)[1]
+    assert "| field | old | new |" in changed and "| --- | --- | --- |" in changed
+    # the readiness gate now waits for the two new servers too: a dependencies change row
+    gate_block = changed.split("**hub-api-ready**", 1)
+    assert len(gate_block) == 2, "the readiness gate's dependencies must show as changed"
+    assert "`dependencies[" in gate_block[1].split("\n- ", 1)[0]
+
+
+def test_diff_of_identical_plans_says_no_changes(plan_dir: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(plan_dir), str(plan_dir / "plan.json")],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "**0 to add, 0 to change, 0 to remove**" in result.stdout
+    assert "No changes." in result.stdout

@@ -1,0 +1,265 @@
+"""`wait_ready` against a real local HTTPS server that, like k3s with anonymous auth off, demands a client cert.
+
+A CA, a serving certificate for 127.0.0.1 and a client certificate are generated per module with
+`cryptography`; the server answers `/readyz` with whatever the test scripts (status, body).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import ipaddress
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from components.readiness import NotReady, wait_ready
+
+FAST = {"timeout_seconds": 2.0, "interval_seconds": 0.2, "request_timeout_seconds": 0.5}
+
+
+@dataclass
+class Pair:
+    cert_pem: str
+    key_pem: str
+    cert: x509.Certificate
+    key: ec.EllipticCurvePrivateKey
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> str:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def make_ca(cn: str) -> Pair:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return Pair(cert.public_bytes(serialization.Encoding.PEM).decode(), _pem_key(key), cert, key)
+
+
+def make_leaf(ca: Pair, cn: str, server: bool) -> Pair:
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+        .issuer_name(ca.cert.subject).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server
+                                              else ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
+    )
+    if server:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+    cert = builder.sign(ca.key, hashes.SHA256())
+    return Pair(cert.public_bytes(serialization.Encoding.PEM).decode(), _pem_key(key), cert, key)
+
+
+@dataclass
+class Pki:
+    server_ca: Pair
+    client_ca: Pair
+    server: Pair
+    client: Pair
+    other_ca: Pair
+    rogue_server: Pair
+    """Serving cert for 127.0.0.1 from a CA the client does not trust."""
+
+
+@pytest.fixture(scope="module")
+def pki() -> Pki:
+    server_ca, client_ca, other_ca = make_ca("server-ca"), make_ca("client-ca"), make_ca("other-ca")
+    return Pki(server_ca, client_ca, make_leaf(server_ca, "apiserver", True),
+               make_leaf(client_ca, "system:admin", False), other_ca, make_leaf(other_ca, "apiserver", True))
+
+
+@dataclass
+class Script:
+    """What `/readyz` answers, in order; the last entry repeats."""
+
+    answers: list[tuple[int, str]] = field(default_factory=lambda: [(200, "ok")])
+    hits: int = 0
+    client_cns: list[str] = field(default_factory=list)
+
+    def next(self) -> tuple[int, str]:
+        answer = self.answers[min(self.hits, len(self.answers) - 1)]
+        self.hits += 1
+        return answer
+
+
+def _handler(script: Script) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            peer = self.connection.getpeercert() or {}
+            cn = [v for rdn in peer.get("subject", ()) for k, v in rdn if k == "commonName"]
+            script.client_cns.extend(cn)
+            if self.path != "/readyz":
+                self.send_error(404)
+                return
+            status, body = script.next()
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+def _write(tmp: Path, name: str, text: str) -> str:
+    path = tmp / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.fixture
+def serve(pki: Pki, tmp_path: Path) -> Iterator[Any]:
+    """`serve(script, serving=pki.server)` -> URL of a TLS server on 127.0.0.1 that requires a client cert."""
+    servers: list[http.server.ThreadingHTTPServer] = []
+
+    def start(script: Script, serving: Pair | None = None) -> str:
+        serving = serving or pki.server
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(_write(tmp_path, f"s{len(servers)}.crt", serving.cert_pem),
+                                _write(tmp_path, f"s{len(servers)}.key", serving.key_pem))
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cadata=pki.client_ca.cert_pem)
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+        return f"https://127.0.0.1:{httpd.server_address[1]}/readyz"
+
+    yield start
+    for httpd in servers:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _call(url: str, pki: Pki, **kw: Any) -> float:
+    args = {**FAST, **kw}
+    return wait_ready(url, pki.server_ca.cert_pem, pki.client.cert_pem, pki.client.key_pem, **args)
+
+
+# --------------------------------------------------------------------------------------------- tests
+
+
+def test_returns_when_readyz_says_ok(serve, pki: Pki) -> None:
+    script = Script()
+    waited = _call(serve(script), pki)
+    assert 0 <= waited < 1
+    assert script.hits == 1
+    assert script.client_cns == ["system:admin"], "the admin client certificate must be presented"
+
+
+def test_waits_through_errors_until_ok(serve, pki: Pki) -> None:
+    script = Script(answers=[(500, "etcd not ready"), (503, "nope"), (200, "ok")])
+    start = time.monotonic()
+    waited = _call(serve(script), pki, timeout_seconds=5)
+    assert script.hits == 3
+    assert waited >= 2 * FAST["interval_seconds"] - 0.05
+    assert time.monotonic() - start < 4
+
+
+def test_http_500_times_out_with_clear_message(serve, pki: Pki) -> None:
+    script = Script(answers=[(500, "[-]etcd failed")])
+    url = serve(script)
+    start = time.monotonic()
+    with pytest.raises(NotReady) as info:
+        _call(url, pki)
+    elapsed = time.monotonic() - start
+    assert 1.0 <= elapsed < 4, elapsed
+    message = str(info.value)
+    assert url in message
+    assert "500" in message
+    assert "\n" not in message
+    assert script.hits >= 3, "it must keep polling until the deadline"
+
+
+def test_200_with_other_body_is_not_ready(serve, pki: Pki) -> None:
+    url = serve(Script(answers=[(200, "[+]ping ok\n[-]etcd failed")]))
+    with pytest.raises(NotReady, match="HTTP 200"):
+        _call(url, pki)
+
+
+def test_nothing_listening_times_out(pki: Pki) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"https://127.0.0.1:{port}/readyz"
+    start = time.monotonic()
+    with pytest.raises(NotReady) as info:
+        _call(url, pki)
+    assert time.monotonic() - start < 4
+    assert url in str(info.value)
+
+
+def test_silent_listener_times_out(pki: Pki) -> None:
+    """A port that accepts TCP but never speaks TLS (an LB with no healthy target) is not ready either."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        url = f"https://127.0.0.1:{sock.getsockname()[1]}/readyz"
+        start = time.monotonic()
+        with pytest.raises(NotReady) as info:
+            _call(url, pki)
+        assert time.monotonic() - start < 5
+    assert url in str(info.value)
+
+
+def test_refuses_server_not_signed_by_the_ca(serve, pki: Pki) -> None:
+    script = Script()
+    url = serve(script, serving=pki.rogue_server)
+    with pytest.raises(NotReady) as info:
+        _call(url, pki)
+    assert url in str(info.value)
+    assert "certificate" in str(info.value).lower()
+    assert script.hits == 0, "no request may reach a server that failed verification"
+
+
+def test_server_rejects_missing_client_cert(serve, pki: Pki) -> None:
+    """Control for the first test: without the client cert the server refuses, so it really is mTLS."""
+    script = Script()
+    url = serve(script)
+    with pytest.raises(NotReady):
+        wait_ready(url, pki.server_ca.cert_pem, None, None, **FAST)
+    assert script.hits == 0
+
+
+def test_client_cert_from_the_wrong_ca_is_refused(serve, pki: Pki) -> None:
+    script = Script()
+    url = serve(script)
+    wrong = make_leaf(pki.other_ca, "system:admin", False)
+    with pytest.raises(NotReady):
+        wait_ready(url, pki.server_ca.cert_pem, wrong.cert_pem, wrong.key_pem, **FAST)
+    assert script.hits == 0
