@@ -178,7 +178,8 @@ def _dispatch_term(fleet_modes: tuple[SyncMode, ...]) -> Term:
 
 
 def _mode_terms(
-    mode: SyncMode, fleet_modes: tuple[SyncMode, ...], *, status_update_frequency: float, failure_threshold: float, monitor_period: float,
+    mode: SyncMode, fleet_modes: tuple[SyncMode, ...], *, status_update_frequency: float, failure_threshold: float,
+    monitor_period: float,
     monitor_grace_period: float, resource_eviction_rate: float, bindings_per_cluster: int,
     toleration_seconds: Sequence[float | None], pod_start_seconds: float, dns_interval_seconds: float | None,
     dns_ttl_seconds: float | None,

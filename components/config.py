@@ -42,7 +42,8 @@ NETWORK_ZONES: dict[str, str] = {
 """Hetzner location -> network zone. A private network cannot span zones."""
 
 DEPRECATED_SERVER_TYPES = frozenset(
-    {"cx11", "cx21", "cx31", "cx41", "cx51", "cx22", "cx32", "cx42", "cx52", "cpx11", "cpx21", "cpx31", "cpx41", "cpx51"}
+    {"cx11", "cx21", "cx31", "cx41", "cx51", "cx22", "cx32", "cx42", "cx52",
+     "cpx11", "cpx21", "cpx31", "cpx41", "cpx51"}
 )
 """Hetzner removed these (CX Gen 2, CPX Gen 1) from the API at the end of 2025."""
 
@@ -63,11 +64,16 @@ def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
     return PydanticCustomError(kind, message, ctx)
 
 
+def _alias(name: str) -> str:
+    """snake_case -> camelCase, keeping `k3s` as people write it (`k3sVersion`, not `k3SVersion`)."""
+    return to_camel(name).replace("k3S", "k3s")
+
+
 class Model(BaseModel):
     """Base for every config model: camelCase keys in YAML, unknown keys rejected, immutable."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True
+        extra="forbid", frozen=True, alias_generator=_alias, populate_by_name=True, str_strip_whitespace=True
     )
 
 
@@ -153,7 +159,7 @@ class HubConfig(Model):
     def _known_locations(cls, v: list[str]) -> list[str]:
         for loc in v:
             if loc not in NETWORK_ZONES:
-                raise _fail("location", "unknown Hetzner location '{loc}' (one of: {known})", loc=loc,
+                raise _fail("location", "unknown Hetzner location '{location}' (one of: {known})", location=loc,
                             known=", ".join(NETWORK_ZONES))
         zones = {NETWORK_ZONES[loc] for loc in v}
         if len(zones) > 1:
@@ -180,8 +186,8 @@ class HubConfig(Model):
     def _lb_location(self) -> HubConfig:
         loc = self.load_balancer.location
         if loc is not None and NETWORK_ZONES.get(loc) != self.network_zone:
-            raise _fail("lb_location", "loadBalancer.location '{loc}' is not in the hub's network zone {zone}",
-                        loc=loc, zone=self.network_zone)
+            raise _fail("lb_location", "loadBalancer.location '{location}' is not in the hub's network zone {zone}",
+                        location=loc, zone=self.network_zone)
         return self
 
     @property
@@ -341,7 +347,7 @@ class RegionConfig(Model):
     @classmethod
     def _known(cls, v: str) -> str:
         if v not in NETWORK_ZONES:
-            raise _fail("location", "unknown Hetzner location '{loc}' (one of: {known})", loc=v,
+            raise _fail("location", "unknown Hetzner location '{location}' (one of: {known})", location=v,
                         known=", ".join(NETWORK_ZONES))
         return v
 
@@ -618,6 +624,8 @@ def _path(loc: tuple[Any, ...]) -> str:
             out += f"[{part}]"
         elif part in ("capi", "secret") and out.endswith("credentials"):
             continue  # pydantic's discriminator tag, not a key the user wrote
+        elif any(c in str(part) for c in "[(="):
+            break  # pydantic's validator internals (union members), not a key the user wrote
         else:
             out += f".{part}" if out else str(part)
     return out

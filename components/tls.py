@@ -33,7 +33,9 @@ def private_key(name: str, opts: pulumi.ResourceOptions) -> tls.PrivateKey:
     return tls.PrivateKey(name, algorithm="ECDSA", ecdsa_curve="P256", opts=opts)
 
 
-def ca(name: str, common_name: str, hours: int, opts: pulumi.ResourceOptions, organization: str | None = None) -> KeyPair:
+def ca(
+    name: str, common_name: str, hours: int, opts: pulumi.ResourceOptions, organization: str | None = None
+) -> KeyPair:
     key = private_key(f"{name}-key", opts)
     cert = tls.SelfSignedCert(
         name,

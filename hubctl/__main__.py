@@ -59,12 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("rollout", help="preview and up every stack of an environment in waves (needs the Pulumi CLI)")
     args = parser.parse_args(argv)
     from components.config import ConfigError
+    from hubctl.plan import SecretLeak
 
     try:
         return int(args.func(args))
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except SecretLeak as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     except FileNotFoundError as err:
         print(f"error: {err.filename or err}: no such file", file=sys.stderr)
         return 2

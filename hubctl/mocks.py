@@ -84,7 +84,8 @@ def _private_key_outputs(seed: str, inputs: Mapping[str, Any]) -> dict[str, Any]
         "privateKeyOpenssh": pkcs8,
         "publicKeyPem": public_pem,
         "publicKeyOpenssh": openssh + "\n",
-        "publicKeyFingerprintSha256": "SHA256:" + base64.b64encode(hashlib.sha256(public_pem.encode()).digest()).decode(),
+        "publicKeyFingerprintSha256": "SHA256:"
+        + base64.b64encode(hashlib.sha256(public_pem.encode()).digest()).decode(),
         "publicKeyFingerprintMd5": hashlib.md5(public_pem.encode()).hexdigest(),
     }
 

@@ -198,7 +198,7 @@ def test_world_open_is_accepted_with_allow_world(dev_raw) -> None:
     assert config.hub is not None and [str(c) for c in config.hub.firewall.ssh_cidrs] == ["0.0.0.0/0"]
 
 
-# ---------------------------------------------------------------------------- product bugs, pinned as xfail
+# ---------------------------------------------------------------- key paths, k3s keys and union paths (were bugs)
 
 XFAIL_PATH = (
     "components/config.py: HubConfig._known_locations/_lb_location and RegionConfig._known pass the location as "
@@ -213,14 +213,12 @@ XFAIL_UNION_PATH = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_PATH)
 def test_unknown_hub_location(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["hub"]["locations"] = ["fsn1", "xyz1"]
     assert error_of(raw, secrets) == PREFIX + f"hub.locations: unknown Hetzner location 'xyz1' (one of: {LOCATIONS})"
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_PATH)
 def test_unknown_region_location(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["regions"]["eu-fsn"]["location"] = "mars1"
@@ -228,7 +226,6 @@ def test_unknown_region_location(dev_raw) -> None:
         PREFIX + f"regions.eu-fsn.location: unknown Hetzner location 'mars1' (one of: {LOCATIONS})")
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_PATH)
 def test_lb_location_outside_zone_names_a_real_key(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["hub"]["loadBalancer"]["location"] = "ash"
@@ -237,7 +234,6 @@ def test_lb_location_outside_zone_names_a_real_key(dev_raw) -> None:
                         r"not in the hub's network zone eu-central", message), message
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_K3S_ALIAS)
 def test_bad_k3s_version(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["hub"]["k3sVersion"] = "v1.34.1"
@@ -245,7 +241,6 @@ def test_bad_k3s_version(dev_raw) -> None:
         "hub.k3sVersion: must be a k3s release tag like v1.34.1+k3s1 (got 'v1.34.1')")
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_K3S_ALIAS)
 def test_k3s_version_skew(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["hub"]["k3sVersion"] = "v1.27.1+k3s1"
@@ -253,7 +248,6 @@ def test_k3s_version_skew(dev_raw) -> None:
         "hub.k3sVersion: hub Kubernetes v1.27.1+k3s1 is outside what Karmada v1.18.2 supports as host (v1.28..v1.35)")
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_K3S_ALIAS)
 def test_k3s_version_and_pin_are_settable(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["hub"]["k3sVersion"] = "v1.33.5+k3s1"
@@ -263,7 +257,6 @@ def test_k3s_version_and_pin_are_settable(dev_raw) -> None:
     assert (config.hub.k3s_version, config.hub.k3s_sha256) == ("v1.33.5+k3s1", "a" * 64)
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_UNION_PATH)
 def test_bad_cidr_names_the_list_item(dev_raw) -> None:
     raw, secrets = dev_raw
     raw["hub"]["firewall"]["sshCidrs"] = ["198.51.100.0/33"]
