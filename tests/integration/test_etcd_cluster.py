@@ -21,11 +21,12 @@ import re
 import secrets
 import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from components.karmada.flags import etcd_args, flag_values
+from components.karmada.flags import flag_values
 from components.karmada.pki_spec import ETCD_CA, cert_specs
 from tests.integration.etcd_harness import EtcdCluster, HarnessError, mint_ca, mint_leaf, netns_unavailable_reason
 
@@ -56,15 +57,32 @@ def etcd_pki() -> tuple[dict[str, bytes], bytes, bytes]:
 # ------------------------------------------------------------------------------------ fixture
 
 
+def rendered_etcd(plan: Any) -> tuple[list[str], dict[str, bytes], bytes, bytes]:
+    """What the program itself renders: the etcd StatefulSet's args, the etcd-pki Secret's certificates,
+    and the karmada-apiserver's etcd client certificate (the offline plan's real keys and certificates)."""
+    from hubctl.mocks import unwrap
+
+    objs = {(r.inputs.get("kind"), unwrap(r.inputs.get("metadata", {})).get("name")): unwrap(r.inputs)
+            for r in plan.records if r.type.startswith("kubernetes:") and isinstance(r.inputs, dict)}
+    sts = objs[("StatefulSet", "etcd")]
+    args = sts["spec"]["template"]["spec"]["containers"][0]["args"]
+    pki = objs[("Secret", "etcd-pki")]["stringData"]
+    files = {"ca.crt": pki["etcd-ca.crt"], "server.crt": pki["etcd-server.crt"], "server.key": pki["etcd-server.key"],
+             "peer.crt": pki["etcd-peer.crt"], "peer.key": pki["etcd-peer.key"]}
+    client = objs[("Secret", "karmada-apiserver-pki")]["stringData"]
+    return (args, {k: v.encode() for k, v in files.items()}, client["apiserver-etcd-client.crt"].encode(),
+            client["apiserver-etcd-client.key"].encode())
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[EtcdCluster]:
+def cluster(rendered_dev: Any) -> Iterator[EtcdCluster]:
     if not (os.path.exists(ETCD) or shutil.which(ETCD)):
         _unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
     reason = netns_unavailable_reason()
     if reason:
         _unavailable(reason)
-    files, client_crt, client_key = etcd_pki()
-    args = etcd_args(REPLICAS, f"karmada-hub-it-{secrets.token_hex(4)}")
+    args, files, client_crt, client_key = rendered_etcd(rendered_dev)
+    assert len(set(map(tuple, [args]))) == 1 and sum(a.startswith("--initial-cluster=") for a in args) == 1
     with EtcdCluster([args] * REPLICAS, files, client_crt, client_key, etcd_binary=ETCD) as c:
         yield c
 
