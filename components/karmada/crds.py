@@ -109,7 +109,9 @@ def load_crds(version: str, allow_download: bool | None = None) -> list[dict[str
     if version not in CRD_SHA256:
         raise CrdIntegrityError(f"no recorded CRD digests for Karmada {version}")
     if allow_download is None:
-        allow_download = os.environ.get("KARMADA_HUB_OFFLINE") != "1"
+        # Offline runs use a local copy when there is one (CI, tests); a laptop without one may download
+        # once into the cache, verified the same way. KARMADA_HUB_NO_DOWNLOAD=1 forbids that.
+        allow_download = os.environ.get("KARMADA_HUB_NO_DOWNLOAD") != "1"
     crds = []
     for rel in sorted(CRD_SHA256[version]):
         doc = yaml.safe_load(fetch(version, rel, allow_download))
