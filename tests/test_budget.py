@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.budget import (
     Budget,
@@ -23,28 +22,14 @@ from components.budget import (
     pull_lease_detection_seconds,
     push_detection_seconds,
 )
-from components.config import FleetConfig, HealthCheckConfig
+from components.config import HealthCheckConfig
+from tests.support.tools import load_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV_STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
 PREFIX = "karmada-hub:"
 
 
-def load_stack(path: Path = DEV_STACK) -> FleetConfig:
-    """Load a stack file the way `FleetConfig.from_mapping` expects: no prefix, secrets as placeholders."""
-    doc = yaml.safe_load(path.read_text())["config"]
-    raw: dict[str, Any] = {}
-    secret_keys: set[str] = set()
-    for key, value in doc.items():
-        if not key.startswith(PREFIX):
-            continue
-        name = key[len(PREFIX):]
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = "placeholder-secret"
-            secret_keys.add(name)
-        else:
-            raw[name] = value
-    return FleetConfig.from_mapping(raw, stack_file=f"stacks/{path.name}", secret_keys=frozenset(secret_keys))
 
 
 DEFAULTS: dict[str, Any] = {

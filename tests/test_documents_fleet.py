@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.config import (
     FailoverConfig,
-    FleetConfig,
     MemberConfig,
     PlacementConfig,
     QuotaConfig,
@@ -25,26 +23,12 @@ from components.config import (
 )
 from components.documents import fleet
 from tests.support.schemas import SchemaError, validate_any, validate_karmada, validate_kubernetes
+from tests.support.tools import load_stack
 
 REPO = Path(__file__).resolve().parents[1]
 DEV_STACK = REPO / "stacks" / "Pulumi.dev.yaml"
 
 
-def load_stack(path: Path) -> FleetConfig:
-    """A stack file as `FleetConfig.load` would see it, offline: `secure:` values become placeholders."""
-    config = yaml.safe_load(path.read_text())["config"]
-    raw: dict[str, Any] = {}
-    secret_keys: set[str] = set()
-    for key, value in config.items():
-        if not key.startswith("karmada-hub:"):
-            continue
-        name = key.split(":", 1)[1]
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = "placeholder-secret"
-            secret_keys.add(name)
-        else:
-            raw[name] = value
-    return FleetConfig.from_mapping(raw, f"stacks/{path.name}", frozenset(secret_keys))
 
 
 def member(name: str, region: str, sync_mode: str = "Push") -> MemberConfig:
@@ -332,7 +316,7 @@ def test_tenant_namespace_is_a_valid_namespace() -> None:
 
 
 def test_dev_stack_fleet_documents_validate() -> None:
-    config = load_stack(DEV_STACK)
+    config = load_stack()
     docs = [fleet.cluster_taint_policy()]
     for t in config.tenants:
         docs += [fleet.tenant_namespace(t),

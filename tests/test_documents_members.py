@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import FleetConfig, MemberConfig
+from components.config import MemberConfig
 from components.documents import members as m
 from tests.support.schemas import SchemaError, validate_any, validate_cluster, validate_kubernetes
+from tests.support.tools import load_stack
 
 REPO = Path(__file__).resolve().parents[1]
 DEV_STACK = REPO / "stacks" / "Pulumi.dev.yaml"
@@ -24,21 +25,6 @@ VERSION = "v1.18.2"
 CA = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 
-def load_stack(path: Path) -> FleetConfig:
-    """A stack file as `FleetConfig.load` would see it, offline: `secure:` values become placeholders."""
-    config = yaml.safe_load(path.read_text())["config"]
-    raw: dict[str, Any] = {}
-    secret_keys: set[str] = set()
-    for key, value in config.items():
-        if not key.startswith("karmada-hub:"):
-            continue
-        name = key.split(":", 1)[1]
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = "placeholder-secret"
-            secret_keys.add(name)
-        else:
-            raw[name] = value
-    return FleetConfig.from_mapping(raw, f"stacks/{path.name}", frozenset(secret_keys))
 
 
 def member(sync_mode: str = "Push", **extra: Any) -> MemberConfig:
@@ -324,7 +310,7 @@ def test_scheduler_estimator_objects() -> None:
 
 
 def test_dev_stack_renders_one_push_and_one_pull_member() -> None:
-    config = load_stack(DEV_STACK)
+    config = load_stack()
     modes = {mem.sync_mode for mem in config.members}
     assert modes == {"Push", "Pull"}
     hub_kc = m.kubeconfig("https://api.hub.dev.example.com:5443", CA, "CERT", "KEY")

@@ -21,38 +21,25 @@ import yaml
 from components.config import DnsConfig, FleetConfig, HealthCheckConfig, IngressConfig, MemberConfig, RegionConfig
 from components.documents import traffic
 from components.karmada.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
+from hubctl.stackfile import placeholder
 from tests.support.schemas import validate_karmada
+from tests.support.tools import load_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV_STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
 K8S_MINOR = "1.34"
 TOKEN = "hcloud-token-0123456789abcdefSECRET"
-SECRET_PLACEHOLDER = "placeholder-secret"
 
 
 def crds_dir() -> Path:
     return Path(os.environ.get("KARMADA_HUB_CRDS_DIR", ROOT.parent / "shared" / "karmada" / "crds"))
 
 
-def load_dev_stack() -> FleetConfig:
-    doc = yaml.safe_load(DEV_STACK.read_text())
-    raw: dict[str, Any] = {}
-    secret_keys: set[str] = set()
-    for key, value in doc["config"].items():
-        if not key.startswith("karmada-hub:"):
-            continue
-        name = key.removeprefix("karmada-hub:")
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = SECRET_PLACEHOLDER
-            secret_keys.add(name)
-        else:
-            raw[name] = value
-    return FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", frozenset(secret_keys))
 
 
 @pytest.fixture(scope="module")
 def fleet() -> FleetConfig:
-    return load_dev_stack()
+    return load_stack()
 
 
 @pytest.fixture(scope="module")
@@ -324,6 +311,6 @@ def test_dev_stack_renders_two_eu_regions(fleet: FleetConfig, dns: DnsConfig) ->
     assert len(policy["spec"]["overrideRules"]) == 2
     for obj in traffic.external_dns_objects(dns, traffic.KUBECONFIG_SECRET_NAME, traffic.TOKEN_SECRET_NAME):
         k8s_valid(obj)
-    assert fleet.secrets[dns.token_config_key] == SECRET_PLACEHOLDER
+    assert fleet.secrets[dns.token_config_key] == placeholder(dns.token_config_key)
     rendered = json.dumps(traffic.external_dns_objects(dns, "k", "t"))
-    assert SECRET_PLACEHOLDER not in rendered
+    assert placeholder(dns.token_config_key) not in rendered

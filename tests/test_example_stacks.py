@@ -14,39 +14,23 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import PROJECT, ConfigError, FleetConfig
+from components.config import ConfigError, FleetConfig
 from hubctl.rollout import load_config
+from hubctl.stackfile import placeholder
+from tests.support.tools import load_stack, stack_values
 
 REPO = Path(__file__).resolve().parent.parent
 STACKS = REPO / "stacks"
 STACK_FILES = sorted(STACKS.glob("Pulumi.*.yaml"))
 DOC_NETS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")]
-PLACEHOLDER = "offline-placeholder"
 
 
 def stack_name(path: Path) -> str:
     return path.name.removeprefix("Pulumi.").removesuffix(".yaml")
 
 
-def read(path: Path) -> tuple[dict[str, Any], frozenset[str]]:
-    config = yaml.safe_load(path.read_text())["config"]
-    raw: dict[str, Any] = {}
-    secret: set[str] = set()
-    for key, value in config.items():
-        if not key.startswith(f"{PROJECT}:"):
-            continue
-        key = key.removeprefix(f"{PROJECT}:")
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[key] = PLACEHOLDER
-            secret.add(key)
-        else:
-            raw[key] = value
-    return raw, frozenset(secret)
 
 
-def load(stack: str, **overrides: Any) -> FleetConfig:
-    raw, secret = read(STACKS / f"Pulumi.{stack}.yaml")
-    return FleetConfig.from_mapping({**raw, **overrides}, f"stacks/Pulumi.{stack}.yaml", secret)
 
 
 def test_every_rollout_stack_has_a_file_and_every_file_is_rolled_out() -> None:
@@ -57,9 +41,9 @@ def test_every_rollout_stack_has_a_file_and_every_file_is_rolled_out() -> None:
 
 @pytest.mark.parametrize("path", STACK_FILES, ids=stack_name)
 def test_stack_file_loads(path: Path) -> None:
-    raw, secret = read(path)
+    raw, secret = stack_values(stack_name(path))
     config = FleetConfig.from_mapping(raw, f"stacks/{path.name}", secret)
-    assert set(config.secrets) == set(secret) and all(v == PLACEHOLDER for v in config.secrets.values())
+    assert set(config.secrets) == set(secret) and all(v == placeholder(k) for k, v in config.secrets.items())
 
 
 @pytest.mark.parametrize("path", STACK_FILES, ids=stack_name)
@@ -74,7 +58,7 @@ def test_stack_file_uses_documentation_ranges_and_example_names(path: Path) -> N
 
 
 def test_prod_hub() -> None:
-    config = load("prod-hub")
+    config = load_stack("prod-hub")
     assert config.role == "hub" and config.hub is not None
     assert config.hub.protect is True
     assert config.hub.locations == ["fsn1", "nbg1", "hel1"] and config.hub.network_zone == "eu-central"
@@ -86,7 +70,7 @@ def test_prod_hub() -> None:
                          [("prod-fsn1", "eu-fsn", "fsn1", "eu-central"), ("prod-hel1", "eu-hel", "hel1", "eu-central"),
                           ("prod-ash", "us-ash", "ash", "us-east")])
 def test_region_stacks(stack: str, region: str, location: str, zone: str) -> None:
-    config = load(stack)
+    config = load_stack(stack)
     assert config.role == "region" and config.hub is None
     assert config.hub_stack is not None
     assert (config.hub_stack.stack, config.hub_stack.plan_stack) == ("organization/karmada-hub/prod-hub", "prod-hub")
@@ -100,7 +84,7 @@ def test_hub_stack_of_regions_is_rolled_out_before_them() -> None:
     prod = load_config(STACKS / "rollout.yaml").environment("prod")
     order = [s for w in prod.plan() for s in w.stacks]
     for stack in ("prod-fsn1", "prod-hel1", "prod-ash"):
-        plan_stack = load(stack).hub_stack.plan_stack  # type: ignore[union-attr]
+        plan_stack = load_stack(stack).hub_stack.plan_stack  # type: ignore[union-attr]
         assert order.index(plan_stack) < order.index(stack)
 
 
@@ -115,12 +99,12 @@ def test_hub_stack_of_regions_is_rolled_out_before_them() -> None:
 )
 def test_broken_stack_values_are_rejected(stack: str, overrides: dict[str, Any], error: str) -> None:
     with pytest.raises(ConfigError) as exc:
-        load(stack, **overrides)
+        load_stack(stack, **overrides)
     assert error in str(exc.value)
 
 
 def test_missing_secret_is_rejected() -> None:
-    raw, secret = read(STACKS / "Pulumi.prod-ash.yaml")
+    raw, secret = stack_values("prod-ash")
     raw.pop("ashLegacyKubeconfig")
     with pytest.raises(ConfigError, match="ashLegacyKubeconfig is not set"):
         FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-ash.yaml", secret - {"ashLegacyKubeconfig"})

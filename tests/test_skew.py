@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from components.karmada import versions
 from components.skew import MemberVersions, SkewRow, format_skew, skew_rows, version_skew_rows
-from tests.test_budget import load_stack
+from tests.support.tools import load_stack
 
 KARMADA = versions.KARMADA_VERSION
 REL = versions.release(KARMADA)

@@ -50,11 +50,24 @@ def require_tool(name: str, why: str = "") -> str:
     raise AssertionError("unreachable")  # pragma: no cover - pytest.skip raises
 
 
-def load_dev_raw(repo: Path = REPO) -> tuple[dict[str, Any], frozenset[str]]:
-    """The dev stack's `karmada-hub:*` values (prefix stripped, decoded) and its secret key names."""
+def stack_values(stack: str = "dev", repo: Path = REPO) -> tuple[dict[str, Any], frozenset[str]]:
+    """A stack's `karmada-hub:*` values (prefix stripped, decoded, `secure:` as placeholders) and its secret
+    key names, read by the same code `hubctl plan` uses."""
     from hubctl.stackfile import read_stack
 
-    return read_stack(repo, "dev").project_values()
+    return read_stack(repo, stack).project_values()
+
+
+def load_dev_raw(repo: Path = REPO) -> tuple[dict[str, Any], frozenset[str]]:
+    return stack_values("dev", repo)
+
+
+def load_stack(stack: str = "dev", **overrides: Any) -> Any:
+    """The stack's validated FleetConfig, as `pulumi up` would see it offline; `overrides` replace top-level keys."""
+    from components.config import FleetConfig
+
+    raw, secrets = stack_values(stack)
+    return FleetConfig.from_mapping({**raw, **overrides}, f"stacks/Pulumi.{stack}.yaml", secrets)
 
 
 PROGRAM_PARTS = ("components", "hubctl", "stacks")
