@@ -21,6 +21,7 @@ from typing import Any, Literal
 from components.config import MemberConfig
 from components.karmada import versions
 from components.kubeconfig import kubeconfig as render_kubeconfig
+from components.pod_security import NON_ROOT_UID, container_security_context
 
 CLUSTER_NAMESPACE = "karmada-cluster"
 """`--cluster-namespace` default: credentials in the member (Push) and in the hub (both modes)."""
@@ -49,7 +50,6 @@ ESTIMATOR_CERT_SECRET = "karmada-scheduler-estimator-cert"
 ESTIMATOR_PKI_DIR = "/etc/karmada/pki/server"
 ESTIMATOR_KUBECONFIG_DIR = "/etc/karmada/member-kubeconfig"
 
-NON_ROOT_UID = 65532
 """The upstream images (alpine, no USER) would run as root; the pods pin a non-root UID instead."""
 
 SyncMode = Literal["Push", "Pull"]
@@ -297,18 +297,6 @@ def agent_kubeconfig_secret(kubeconfig_yaml: str) -> dict[str, Any]:
     return _opaque_secret(AGENT_KUBECONFIG_SECRET, AGENT_NAMESPACE, {AGENT_KUBECONFIG_SECRET: kubeconfig_yaml})
 
 
-def _restricted_container_security() -> dict[str, Any]:
-    return {
-        "allowPrivilegeEscalation": False,
-        "readOnlyRootFilesystem": True,
-        "runAsNonRoot": True,
-        "runAsUser": NON_ROOT_UID,
-        "runAsGroup": NON_ROOT_UID,
-        "capabilities": {"drop": ["ALL"]},
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-
-
 def _pod_security() -> dict[str, Any]:
     return {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "runAsGroup": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
             "seccompProfile": {"type": "RuntimeDefault"}}
@@ -388,7 +376,7 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         "livenessProbe": {**_http_probe(AGENT_HEALTH_PORT, 15, 3), "initialDelaySeconds": 15},
                         "readinessProbe": _http_probe(AGENT_HEALTH_PORT, 10, 3),
                         "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}},
-                        "securityContext": _restricted_container_security(),
+                        "securityContext": container_security_context(),
                         "volumeMounts": [
                             {"name": "kubeconfig", "mountPath": AGENT_KUBECONFIG_DIR, "readOnly": True},
                             {"name": "tmp", "mountPath": "/tmp"},
@@ -507,7 +495,7 @@ def scheduler_estimator_deployment(cluster: str, version: str, args: list[str],
                         "livenessProbe": {**_http_probe(ESTIMATOR_HEALTH_PORT, 15, 3), "initialDelaySeconds": 15},
                         "readinessProbe": _http_probe(ESTIMATOR_HEALTH_PORT, 10, 3),
                         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                        "securityContext": _restricted_container_security(),
+                        "securityContext": container_security_context(),
                         "volumeMounts": [
                             {"name": "server-cert", "mountPath": ESTIMATOR_PKI_DIR, "readOnly": True},
                             {"name": "member-kubeconfig", "mountPath": ESTIMATOR_KUBECONFIG_DIR, "readOnly": True},

@@ -27,6 +27,7 @@ from components.karmada.versions import (
     EXTERNAL_DNS_IMAGE,
     HETZNER_WEBHOOK_IMAGE,
 )
+from components.pod_security import container_security_context
 
 # ------------------------------------------------------------------------------------------- constants
 
@@ -218,16 +219,7 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
     return args
 
 
-_RESTRICTED = {
-    "allowPrivilegeEscalation": False,
-    "readOnlyRootFilesystem": True,
-    "runAsNonRoot": True,
-    "runAsUser": 65532,
-    "runAsGroup": 65532,
-    "privileged": False,
-    "capabilities": {"drop": ["ALL"]},
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
+_RESTRICTED = {**container_security_context(), "privileged": False}
 
 
 def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: str) -> list[dict[str, Any]]:

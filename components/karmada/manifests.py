@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.karmada import flags
+from components.pod_security import NON_ROOT_UID, container_security_context
 
 PART_OF = "karmada"
 PKI_SECRET_SUFFIX = "-pki"
 CONFIG_SECRET_SUFFIX = "-config"
-NON_ROOT_UID = 65532
 
 
 def labels(component: str) -> dict[str, str]:
@@ -96,18 +96,6 @@ def _anti_affinity(component: str) -> dict[str, Any]:
     ]}}
 
 
-def _security_context(read_only_root: bool) -> dict[str, Any]:
-    return {
-        "allowPrivilegeEscalation": False,
-        "readOnlyRootFilesystem": read_only_root,
-        "runAsNonRoot": True,
-        "runAsUser": NON_ROOT_UID,
-        "runAsGroup": NON_ROOT_UID,
-        "capabilities": {"drop": ["ALL"]},
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-
-
 def pod_spec(w: Workload) -> dict[str, Any]:
     files = pki_files(w.args)
     volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
@@ -135,7 +123,7 @@ def pod_spec(w: Workload) -> dict[str, Any]:
         "livenessProbe": w.liveness.render(),
         "readinessProbe": w.readiness.render(),
         "resources": {"requests": dict(w.requests), **({"limits": dict(w.limits)} if w.limits else {})},
-        "securityContext": _security_context(w.read_only_root),
+        "securityContext": container_security_context(w.read_only_root),
         "volumeMounts": mounts,
     }
     return {
