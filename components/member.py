@@ -80,12 +80,8 @@ class MemberCluster(pulumi.ComponentResource):
             agent_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
                 karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem,
             ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
-            args = [
-                f"--karmada-kubeconfig={docs.AGENT_KUBECONFIG_PATH}" if a.startswith("--karmada-kubeconfig=") else a
-                for a in flags.agent_args(
-                    member.name, member.api_endpoint.rstrip("/"), region=member.region, zones=member.zones,
-                    failover=flags.FailoverSettings.from_config(config.failover))
-            ]
+            args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
+                                    zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
             self.cluster = apply("karmada", docs.cluster_object(member), pulumi.ResourceOptions.merge(
                 on_hub, pulumi.ResourceOptions(depends_on=[*after, *hub_rbac])))
             after_cluster = pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[self.cluster]))

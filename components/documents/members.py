@@ -19,7 +19,7 @@ import base64
 from typing import Any, Literal
 
 from components.config import MemberConfig
-from components.karmada import versions
+from components.karmada import flags, versions
 from components.kubeconfig import kubeconfig as render_kubeconfig
 from components.pod_security import NON_ROOT_UID, container_security_context
 
@@ -37,9 +37,8 @@ PROVIDER_LABEL = "fleet.karmada-hub.io/provider"
 IMPERSONATOR_SA = "karmada-impersonator"
 AGENT_SA = "karmada-agent-sa"
 AGENT_NAME = "karmada-agent"
-AGENT_KUBECONFIG_SECRET = "karmada-kubeconfig"
-AGENT_KUBECONFIG_DIR = "/etc/kubeconfig"
-AGENT_KUBECONFIG_PATH = f"{AGENT_KUBECONFIG_DIR}/{AGENT_KUBECONFIG_SECRET}"
+AGENT_KUBECONFIG_PATH = flags.AGENT_KUBECONFIG_PATH
+AGENT_KUBECONFIG_DIR, AGENT_KUBECONFIG_SECRET = AGENT_KUBECONFIG_PATH.rsplit("/", 1)
 """What the agent's `--karmada-kubeconfig` must point at (the lead's flags function uses it)."""
 AGENT_HEALTH_PORT = 10357
 AGENT_METRICS_PORT = 8080

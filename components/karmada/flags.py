@@ -38,6 +38,8 @@ PKI_DIR = "/etc/karmada/pki"
 KUBECONFIG_PATH = "/etc/karmada/config/karmada.config"
 MEMBER_KUBECONFIG_PATH = "/etc/karmada/member/kubeconfig"
 """Scheduler-estimator: kubeconfig of the one member cluster this estimator serves."""
+AGENT_KUBECONFIG_PATH = "/etc/kubeconfig/karmada-kubeconfig"
+"""karmada-agent (in a member): its kubeconfig for the karmada-apiserver, as `karmadactl register` mounts it."""
 AUDIT_POLICY_PATH = "/etc/karmada/audit/policy.yaml"
 AUDIT_LOG_PATH = "/var/log/karmada/audit.log"
 ENCRYPTION_CONFIG_PATH = "/etc/karmada/encryption/encryption-config.yaml"
@@ -64,6 +66,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
         **{name: f"{PKI_DIR}/{name}" for name in _PKI_FILES},
         "kubeconfig": KUBECONFIG_PATH,
         "member-kubeconfig": MEMBER_KUBECONFIG_PATH,
+        "agent-kubeconfig": AGENT_KUBECONFIG_PATH,
         "audit-policy": AUDIT_POLICY_PATH,
         "audit-log": AUDIT_LOG_PATH,
         "encryption-config": ENCRYPTION_CONFIG_PATH,
@@ -687,7 +690,7 @@ def agent_args(
     if not api_endpoint.startswith("https://"):
         raise ValueError(f"api_endpoint must be an https:// URL (got {api_endpoint!r})")
     args = [
-        f"--karmada-kubeconfig={KUBECONFIG_PATH}",
+        f"--karmada-kubeconfig={AGENT_KUBECONFIG_PATH}",
         f"--cluster-name={cluster_name}",
         f"--cluster-api-endpoint={api_endpoint}",
         f"--cluster-provider={provider}",
