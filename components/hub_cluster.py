@@ -200,7 +200,6 @@ class HubCluster(pulumi.ComponentResource):
             "k8s-host", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
             delete_unreachable=False, opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),
         )
-        self.server_ca_pem = cas["server-ca"].cert_pem
         self.servers = servers
         self.register_outputs({
             "apiEndpoint": self.api_endpoint, "lbIpv4": self.lb_ipv4, "lbPrivateIp": self.lb_private_ip,

@@ -22,7 +22,7 @@ def load_config(repo: Path, stack: str) -> tuple[StackConfig, FleetConfig]:
     return stack_cfg, config
 
 
-def hub_stack_outputs(repo: Path, config: FleetConfig, out_root: Path) -> dict[str, tuple[dict[str, Any], list[str]]]:
+def hub_stack_outputs(repo: Path, config: FleetConfig) -> dict[str, tuple[dict[str, Any], list[str]]]:
     """Offline stand-in for a region stack's StackReference: the hub stack's own offline plan outputs."""
     if config.hub_stack is None:
         return {}
@@ -37,7 +37,7 @@ def hub_stack_outputs(repo: Path, config: FleetConfig, out_root: Path) -> dict[s
 
 def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet: bool = False) -> int:
     stack_cfg, config = load_config(repo, stack)
-    plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config, out_root))
+    plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config))
     out_dir = out_root / stack
     files = write_plan(plan, out_dir)
     if not quiet:

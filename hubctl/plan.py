@@ -34,7 +34,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from components.config import PROJECT
 from components.yamlutil import dump
-from hubctl.mocks import PlanMocks, unwrap
+from hubctl.mocks import SECRET_SIG, PlanMocks, unwrap
 from hubctl.stackfile import StackConfig
 
 REDACTED = "[secret]"
@@ -98,7 +98,6 @@ class RecordingMonitor(MockMonitor):
     def __init__(self, mocks: PlanMocks) -> None:
         super().__init__(mocks)
         self.records: dict[str, Record] = {}
-        self.component_outputs: dict[str, Any] = {}
         self.generated_secrets: set[str] = set()
         """Secret values providers generate (keys, passwords, tokens): what must never reach a file."""
         self._lock = threading.Lock()
@@ -119,7 +118,7 @@ class RecordingMonitor(MockMonitor):
                 for key in secret_outputs:
                     _collect_secrets(state.get(key), self.generated_secrets, True)
             # The engine marks these outputs secret; the mock monitor does not, so do it here.
-            state = {k: ({**_SIG, "value": v} if k in secret_outputs and not rpc.is_rpc_secret(v) else v)
+            state = {k: ({**SECRET_SIG, "value": v} if k in secret_outputs and not rpc.is_rpc_secret(v) else v)
                      for k, v in state.items()}
             self.resources[urn] = MockMonitor.ResourceRegistration(urn, self.resources[urn].id, state)
             response = resource_pb2.RegisterResourceResponse(
@@ -164,13 +163,7 @@ class RecordingMonitor(MockMonitor):
             self.records[response.urn] = record
         return response
 
-    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
-        with self._lock:
-            self.component_outputs[request.urn] = rpc.deserialize_properties(request.outputs, keep_unknowns=True)
-        return super().RegisterResourceOutputs(request)
 
-
-_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
 _SECRET_SOURCES = ("tls:", "random:")
 """Providers whose secret outputs are atomic secrets; a Kubernetes Secret also holds public certs."""
 
