@@ -1,8 +1,8 @@
 """karmada-hub: one highly available Karmada hub for a Cluster API fleet on Hetzner.
 
 Thin on purpose: load and check the stack's config, let its role pick the components, export.
-`all-in-one` builds everything; `hub` the hub cluster and the control plane; `region` one region's
-members, policies and traffic against the hub stack's outputs (StackReference).
+`all-in-one` builds everything; `hub` the hub cluster, the control plane and the fleet's DNS owner;
+`region` one region's members, policies and traffic against the hub stack's outputs (StackReference).
 """
 
 import sys
@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 from components import preflight, tls
 from components.config import ConfigError, FleetConfig
 from components.documents.fleet import cluster_taint_policy
+from components.fleet_dns import FleetDns
 from components.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
@@ -50,6 +51,8 @@ def main() -> None:
         pulumi.export("karmadaCaCertPem", karmada_ca.cert_pem)
         # Region stacks sign their pull agents' client certs with it; it stays a secret in the hub's state.
         pulumi.export("karmadaCaKeyPem", karmada_ca.key_pem)
+        if config.dns is not None:
+            FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
     if config.role == "region":
         assert config.hub_stack is not None
         ref = pulumi.StackReference(config.hub_stack.stack)
@@ -58,15 +61,19 @@ def main() -> None:
         karmada_url = ref.require_output("karmadaApiEndpoint")
         karmada_ca = tls.KeyPair(cert_pem=ref.require_output("karmadaCaCertPem"),
                                  key_pem=pulumi.Output.secret(ref.require_output("karmadaCaKeyPem")))
+        if any(m.scheduler_estimator for m in config.members):  # estimators run on the hub's host cluster
+            host = k8s.Provider("k8s-host", kubeconfig=pulumi.Output.secret(ref.require_output("hubKubeconfig")),
+                                enable_server_side_apply=True)
     if config.role in ("all-in-one", "region"):
         capi = capi_provider(config)
         for member in config.members:
             if config.role == "region" and member.region != config.region:
                 continue
-            MemberCluster(f"member-{member.name}", config, member, karmada, karmada_url, karmada_ca, after, capi)
+            MemberCluster(f"member-{member.name}", config, member, karmada, karmada_url, karmada_ca, after, capi,
+                          host_provider=host)
         FleetPolicies("policies", config, karmada, after)
         regions = list(config.regions) if config.role == "all-in-one" else [config.region]
-        traffic = RegionalTraffic("traffic", config, regions, karmada, host, karmada_url, karmada_ca, after)
+        traffic = RegionalTraffic("traffic", config, regions, karmada, after)
         pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

@@ -182,7 +182,7 @@ def _mode_terms(
     monitor_period: float,
     monitor_grace_period: float, resource_eviction_rate: float, bindings_per_cluster: int,
     toleration_seconds: Sequence[float | None], pod_start_seconds: float, dns_interval_seconds: float | None,
-    dns_ttl_seconds: float | None,
+    dns_ttl_seconds: float | None, status_refresh_seconds: float | None,
 ) -> tuple[Term, ...]:
     tol = max_toleration_seconds(toleration_seconds)
     shown = ", ".join("unset" if t is None else fmt_seconds(t) for t in toleration_seconds) or "no tenants"
@@ -204,10 +204,16 @@ def _mode_terms(
         Term("pod start", float(pod_start_seconds), "failover.podStartSeconds (image pull + readiness on the "
              "survivor)", lower=("podStartSeconds",)),
     ]
-    if (dns_interval_seconds is None) != (dns_ttl_seconds is None):
-        raise ValueError("dns_interval_seconds and dns_ttl_seconds are set together or not at all")
-    if dns_interval_seconds is not None and dns_ttl_seconds is not None:
+    dns_values = (dns_interval_seconds, dns_ttl_seconds, status_refresh_seconds)
+    if len({v is None for v in dns_values}) != 1:
+        raise ValueError("dns_interval_seconds, dns_ttl_seconds and status_refresh_seconds are set together or not "
+                         "at all")
+    if dns_interval_seconds is not None and dns_ttl_seconds is not None and status_refresh_seconds is not None:
         terms += [
+            Term("status refresh", float(status_refresh_seconds), f"one dns.refreshSeconds = "
+                 f"{fmt_seconds(status_refresh_seconds)}: the hub's status refresher makes Karmada drop the dead "
+                 "member's address from the aggregated status (docs/traffic-failover.md §2.1)",
+                 lower=("dns.refreshSeconds",)),
             Term("external-dns sync", float(dns_interval_seconds), f"one full dns.intervalSeconds = "
                  f"{fmt_seconds(dns_interval_seconds)} (events usually trigger sooner)",
                  lower=("dns.intervalSeconds",)),
@@ -233,6 +239,7 @@ def compute_budget(
     pod_start_seconds: float = 0,
     dns_interval_seconds: float | None = None,
     dns_ttl_seconds: float | None = None,
+    status_refresh_seconds: float | None = None,
 ) -> Budget:
     """The worst-case budget over the given member sync modes, from plain numbers.
 
@@ -255,6 +262,7 @@ def compute_budget(
             resource_eviction_rate=resource_eviction_rate, bindings_per_cluster=bindings_per_cluster,
             toleration_seconds=toleration_seconds, pod_start_seconds=pod_start_seconds,
             dns_interval_seconds=dns_interval_seconds, dns_ttl_seconds=dns_ttl_seconds,
+            status_refresh_seconds=status_refresh_seconds,
         )
         candidate = Budget(terms=terms, sync_mode=mode)
         if best is None or candidate.total > best.total:
@@ -282,6 +290,7 @@ def failover_budget(config: FleetConfig) -> Budget:
         pod_start_seconds=fo.pod_start_seconds,
         dns_interval_seconds=None if dns is None else dns.interval_seconds,
         dns_ttl_seconds=None if dns is None else dns.ttl,
+        status_refresh_seconds=None if dns is None else dns.refresh_seconds,
     )
     members = tuple(m.name for m in config.members if m.sync_mode == budget.sync_mode)
     return replace(budget, members=members, note=note)

@@ -256,6 +256,9 @@ class KarmadaConfig(Model):
     replicas: ReplicaConfig = ReplicaConfig()
     etcd: EtcdConfig = EtcdConfig()
     pki: PkiConfig = PkiConfig()
+    scheduler_estimators: bool = False
+    """The scheduler asks per-member scheduler-estimators for available replicas (members opt in with
+    `schedulerEstimator: true`; the hub's stack turns the scheduler side on, so prod-hub sets this)."""
 
     @field_validator("version")
     @classmethod
@@ -342,6 +345,9 @@ class RegionConfig(Model):
     registry_mirror: str | None = Field(default=None, pattern=r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9._/-]+)?$")
     network_cidr: ipaddress.IPv4Network | None = None
     """The private network the region's members live on (their ingress nodes' private IPs)."""
+    network_id: int | None = Field(default=None, ge=1)
+    """Hetzner id of that network. Set: the region's LB joins it and reaches the ingress nodes over
+    private IPs. Unset: the LB targets the nodes' public IPs (the network belongs to CAPI, not here)."""
 
     @field_validator("location")
     @classmethod
@@ -400,11 +406,16 @@ class TenantConfig(Model):
 class DnsConfig(Model):
     domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
     ttl: int = 30
-    txt_owner_id: str = Field(pattern=r"^[a-z0-9][-a-z0-9]*$")
+    txt_owner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][-a-z0-9]*$")
+    """external-dns ownership id, unique to the fleet. Only the stack that runs external-dns (role
+    all-in-one or hub) sets it: two owners of one name would fight over it."""
     token_config_key: str = Field(default="hetznerDnsToken", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
     """Stack secret holding the Hetzner Cloud API token the webhook uses."""
     interval_seconds: int = Field(default=60, ge=10, le=600)
     """external-dns reconcile interval (it also reacts to events)."""
+    refresh_seconds: int = Field(default=15, ge=5, le=120)
+    """Status refresher period: how often the hub looks for a dead member's address still in an Ingress or
+    Service status (agents/status_refresher.py, docs/traffic-failover.md §2.1)."""
 
     @field_validator("ttl")
     @classmethod
@@ -502,6 +513,9 @@ class FleetConfig(Model):
                 versions.check_member_kubernetes(self.karmada.version, m.kubernetes_version)
             except ValueError as exc:
                 raise _fail("skew", "{msg}", msg=str(exc), loc=("members", i, "kubernetesVersion")) from None
+            if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
+                raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
+                            loc=("members", i, "schedulerEstimator"))
             if isinstance(m.credentials, SecretCredentials) and m.credentials.config_key not in self.secrets:
                 raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} "
                             "< kubeconfig)", k=m.credentials.config_key, loc=("members", i, "credentials", "configKey"))
@@ -531,10 +545,40 @@ class FleetConfig(Model):
                                 loc=("tenants", t_i, "placement", "preferredRegions"))
             if tenant.quota is not None:
                 _check_quota(tenant.quota, member_names, t_i)
-        if self.dns is not None and self.dns.token_config_key not in self.secrets:
+        self._check_regions_survive_loss()
+        self._check_dns()
+        return self
+
+    def _check_regions_survive_loss(self) -> None:
+        """Upstream #7455: when a reschedule after eviction finds no feasible cluster, graceful eviction purges
+        the old copy and the workload is gone. minRegions is a hard rule, so it must stay satisfiable with
+        one region down."""
+        live = len({m.region for m in self.members})
+        if live < 2:
+            return
+        for t_i, tenant in enumerate(self.tenants):
+            p = tenant.placement
+            if p.spread_by_region and p.min_regions > live - 1:
+                raise _fail("min_regions", "{n} needs {need} regions with members so that losing one still leaves "
+                            "{n} (upstream #7455 deletes the workload otherwise); the fleet has {live}: lower it "
+                            "to {max}", n=p.min_regions, need=p.min_regions + 1, live=live, max=live - 1,
+                            loc=("tenants", t_i, "placement", "minRegions"))
+
+    def _check_dns(self) -> None:
+        if self.dns is None:
+            return
+        if self.role == "region":
+            if self.dns.txt_owner_id is not None:
+                raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
+                            "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
+            return
+        if self.dns.txt_owner_id is None:
+            raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
+                        "{example})", example=self.hub.name if self.hub else "karmada-hub-prod",
+                        loc=("dns", "txtOwnerId"))
+        if self.dns.token_config_key not in self.secrets:
             raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} <token>)",
                         k=self.dns.token_config_key, loc=("dns", "tokenConfigKey"))
-        return self
 
     # ------------------------------------------------------------------ loading
 

@@ -3,8 +3,10 @@
 Credentials come from the CAPI management cluster (`<cluster>-kubeconfig` Secret, key `value`) or from
 a stack secret. Push: the member gets the service accounts and RBAC a push join creates, their tokens
 are read back and stored in the karmada-apiserver with the `Cluster` object. Pull: the hub gets the
-agent's RBAC, the member gets karmada-agent with a client certificate the hub's CA signed. Removing a
-member from the stack deletes its Cluster, its Secrets and everything installed in it.
+agent's RBAC, the member gets karmada-agent with a client certificate the hub's CA signed. With
+`schedulerEstimator: true` the hub's host cluster also runs that member's scheduler-estimator (×2, mTLS
+with a serving cert for exactly its Service). Removing a member from the stack deletes its Cluster, its
+Secrets, its estimator and everything installed in it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from components import tls
 from components.config import CapiCredentials, FleetConfig, MemberConfig
 from components.documents import members as docs
 from components.k8s_objects import apply, apply_rendered
-from components.karmada import flags
+from components.karmada import flags, manifests, pki_spec, versions
 from components.kubeconfig import kubeconfig
 
 
@@ -39,6 +41,7 @@ class MemberCluster(pulumi.ComponentResource):
         karmada_ca: tls.KeyPair,
         after: list[pulumi.Resource],
         capi_provider: k8s.Provider | None,
+        host_provider: pulumi.ProviderResource | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("karmada-hub:index:MemberCluster", name, None, opts)
@@ -92,7 +95,39 @@ class MemberCluster(pulumi.ComponentResource):
                         member.name, config.karmada.version, args, k)[i], [agent_kubeconfig], after_cluster)
                 else:
                     apply(prefix, obj, after_cluster)
+        if member.scheduler_estimator:
+            assert host_provider is not None, "a scheduler-estimator runs on the hub's host cluster"
+            self._scheduler_estimator(name, config, member, karmada_ca, member_kubeconfig, host_provider)
         self.register_outputs({"cluster": member.name, "syncMode": member.sync_mode})
+
+    def _scheduler_estimator(self, name: str, config: FleetConfig, member: MemberConfig, karmada_ca: tls.KeyPair,
+                             member_kubeconfig: pulumi.Output[str], host_provider: pulumi.ProviderResource) -> None:
+        """Host: Secrets (serving cert + Karmada CA as client CA; member kubeconfig), Deployment, PDB, Service.
+        The scheduler dials `karmada-scheduler-estimator-<member>` with its own client cert (flags.scheduler_args)."""
+        on_host = pulumi.ResourceOptions(parent=self, provider=host_provider)
+        spec = pki_spec.estimator_cert_spec(member.name)
+        cert = tls.leaf(spec.name, karmada_ca, spec.common_name, spec.usages,
+                        config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
+                        dns_names=spec.dns_names)
+        image = f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-scheduler-estimator:{config.karmada.version}"
+        workload = manifests.scheduler_estimator_workload(member.name, image)
+        files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
+                 f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
+        needed = manifests.pki_files(workload.args)
+        assert set(needed) == set(files), f"estimator flags name {needed}, issued {sorted(files)}"
+        kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
+        secrets = [
+            apply("host", manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX,
+                                           {manifests.secret_key(f): v for f, v in files.items()},
+                                           component=workload.name), on_host),
+            apply("host", manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX,
+                                           {kube_file: member_kubeconfig}, component=workload.name), on_host),
+        ]
+        apply("host", manifests.deployment(workload),
+              pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=secrets)))
+        apply("host", manifests.pdb(workload.name), on_host)
+        apply("host", manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),
+              on_host)
 
 
 def _agent_cert(cluster: str, ca: tls.KeyPair, hours: int, parent: pulumi.Resource) -> tls.KeyPair:

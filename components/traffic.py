@@ -1,10 +1,11 @@
-"""RegionalTraffic: a health-checked Hetzner LB per region, external-dns on the hub, per-region drill names.
+"""RegionalTraffic: a health-checked Hetzner LB per region, its drill name, and the ingress status override.
 
-Per region with members: a load balancer in the region's location with TCP 80/443 to the members'
-ingress NodePorts, health-checked with the stack's interval/timeout/retries. On the hub: external-dns with
-the Hetzner webhook, reading the karmada-apiserver (where the tenants' Ingress/Service templates and
-their aggregated status live) with a short TTL; an OverridePolicy makes each member's ingress controller
-publish its region's LB address. See docs/traffic-failover.md for the chain and its one weak link.
+Per region with members: a load balancer in the region's location (and network zone) with TCP 80/443 to
+the members' ingress NodePorts, health-checked with the stack's interval/timeout/retries, reaching the
+nodes over the region's private network when the stack names it (`regions.<r>.networkId`). In the
+karmada-apiserver, an OverridePolicy makes each member's ingress controller publish its region's LB
+address, which external-dns (components/fleet_dns.py, on the hub) turns into the fleet's records. See
+docs/traffic-failover.md for the chain, its weak link, and how the status refresher closes it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_hcloud as hcloud
 
-from components import tls
 from components.config import FleetConfig
 from components.documents import traffic as docs
 from components.k8s_objects import apply, apply_rendered
-from components.kubeconfig import kubeconfig
 
 INGRESS_NAMESPACE = "ingress-nginx"
 INGRESS_CONTROLLER = "ingress-nginx-controller"
@@ -26,8 +25,7 @@ class RegionalTraffic(pulumi.ComponentResource):
     lb_ipv4: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, config: FleetConfig, regions: list[str],
-                 karmada_provider: pulumi.ProviderResource | None, host_provider: pulumi.ProviderResource | None,
-                 karmada_url: pulumi.Input[str], karmada_ca: tls.KeyPair | None, after: list[pulumi.Resource],
+                 karmada_provider: pulumi.ProviderResource | None, after: list[pulumi.Resource],
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karmada-hub:index:RegionalTraffic", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -49,12 +47,19 @@ class RegionalTraffic(pulumi.ComponentResource):
                     listen_port=spec["listen_port"], destination_port=spec["destination_port"],
                     proxyprotocol=spec["proxyprotocol"],
                     health_check=hcloud.LoadBalancerServiceHealthCheckArgs(**hc), opts=child)
+            targets_opts = child
+            if region.network_id is not None:
+                attached = hcloud.LoadBalancerNetwork(
+                    f"{name}-{region_name}-lb-network", load_balancer_id=lb.id.apply(int),
+                    network_id=region.network_id, opts=child)
+                targets_opts = pulumi.ResourceOptions(parent=self, depends_on=[attached])
             for member, target in zip(sorted(members, key=lambda m: m.name),
-                                      docs.regional_lb_target_selector(members), strict=True):
-                # Public addresses: the members' private network belongs to CAPI, not to this stack (see docs).
+                                      docs.regional_lb_target_selector(members, private=region.network_id is not None),
+                                      strict=True):
                 hcloud.LoadBalancerTarget(
                     f"{name}-{region_name}-lb-{member.name}", load_balancer_id=lb.id.apply(int),
-                    type=target["type"], label_selector=target["label_selector"], use_private_ip=False, opts=child)
+                    type=target["type"], label_selector=target["label_selector"],
+                    use_private_ip=target["use_private_ip"], opts=targets_opts)
                 member_ips[member.name] = lb.ipv4
             self.lb_ipv4[region_name] = lb.ipv4
             if config.dns is not None:
@@ -76,32 +81,4 @@ class RegionalTraffic(pulumi.ComponentResource):
                 pulumi.ResourceOptions.merge(on_hub, pulumi.ResourceOptions(depends_on=[*after, ns])),
                 placeholder="192.0.2.1")
 
-        if config.dns is not None and host_provider is not None and karmada_provider is not None and karmada_ca:
-            self._external_dns(name, config, host_provider, karmada_provider, karmada_url, karmada_ca, after)
         self.register_outputs({"loadBalancers": self.lb_ipv4})
-
-    def _external_dns(self, name: str, config: FleetConfig, host_provider: pulumi.ProviderResource,
-                      karmada_provider: pulumi.ProviderResource, karmada_url: pulumi.Input[str],
-                      karmada_ca: tls.KeyPair, after: list[pulumi.Resource]) -> None:
-        dns = config.dns
-        assert dns is not None
-        on_host = pulumi.ResourceOptions(parent=self, provider=host_provider)
-        on_hub = pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=after)
-        for obj in [*docs.external_dns_karmada_rbac(), *docs.ttl_guard_policy(dns)]:
-            apply("karmada", obj, on_hub)
-        cert = tls.leaf(f"{name}-external-dns", karmada_ca, docs.EXTERNAL_DNS_USER, tls.USES["client"],
-                        config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self))
-        kube = pulumi.Output.secret(pulumi.Output.all(karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem)
-                                    .apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
-        objects = docs.external_dns_objects(dns, docs.KUBECONFIG_SECRET_NAME, docs.TOKEN_SECRET_NAME)
-        ns = [apply("host", o, on_host) for o in objects if o["kind"] == "Namespace"]
-        in_ns = pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=ns))
-        secrets = [
-            apply_rendered("host", docs.external_dns_token_secret,
-                           [pulumi.Output.secret(config.secrets[dns.token_config_key])], in_ns),
-            apply_rendered("host", docs.external_dns_kubeconfig_secret, [kube], in_ns),
-        ]
-        after_secrets = pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *secrets]))
-        for obj in objects:
-            if obj["kind"] != "Namespace":
-                apply("host", obj, after_secrets)

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from components.config import ConfigError, FleetConfig
-from tests.support.tools import REPO, copy_program, program_env
+from tests.support.tools import REPO, copy_program, program_env, stack_values
 
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
@@ -156,6 +156,17 @@ BAD: list[tuple[str, Mutation, str]] = [
      "failover.rtoSeconds: input should be greater than or equal to 30 (got 10)"),
     ("secret-not-a-string", set_at(["hetznerDnsToken"], 5),
      "hetznerDnsToken: secret values must be strings"),
+    ("min-regions-not-survivable", set_at(["tenants", 0, "placement", "minRegions"], 2),
+     "tenants[0].placement.minRegions: 2 needs 3 regions with members so that losing one still leaves 2 "
+     "(upstream #7455 deletes the workload otherwise); the fleet has 2: lower it to 1"),
+    ("dns-owner-missing", delete_at(["dns", "txtOwnerId"]),
+     "dns.txtOwnerId: required: an external-dns owner id unique to this fleet (e.g. karmada-hub-dev)"),
+    ("dns-refresh-too-fast", set_at(["dns", "refreshSeconds"], 1),
+     "dns.refreshSeconds: input should be greater than or equal to 5 (got 1)"),
+    ("network-id-not-positive", set_at(["regions", "eu-fsn", "networkId"], 0),
+     "regions.eu-fsn.networkId: input should be greater than or equal to 1 (got 0)"),
+    ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
+     "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
 ]
 
 
@@ -183,6 +194,28 @@ def test_dns_token_secret_missing(dev_raw) -> None:
     message = error_of(raw, secrets - {"hetznerDnsToken"})
     assert message == PREFIX + ("dns.tokenConfigKey: stack secret karmada-hub:hetznerDnsToken is not set "
                                 "(pulumi config set --secret hetznerDnsToken <token>)")
+
+
+def test_min_regions_is_free_when_a_region_loss_cannot_be_survived_anyway(dev_raw) -> None:
+    # One region with members: there is no second region to move to, so minRegions 1 is the only sane value
+    # and the #7455 rule has nothing to add.
+    raw, secrets = dev_raw
+    raw["members"] = [m for m in raw["members"] if m["region"] == "eu-fsn"]
+    for tenant in raw["tenants"]:
+        tenant["placement"].pop("weights", None)
+        tenant["quota"] = None
+        tenant["placement"]["preferredRegions"] = ["eu-fsn"]
+    assert validate(raw, secrets).tenants[0].placement.min_regions == 1
+
+
+def test_region_stack_must_not_own_dns_names() -> None:
+    raw, secrets = stack_values("prod-fsn1")
+    raw["dns"]["txtOwnerId"] = "karmada-hub-prod-fsn1"
+    with pytest.raises(ConfigError) as info:
+        FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+    assert str(info.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.txtOwnerId: external-dns runs in the "
+                               "hub stack (role hub), which owns the fleet's names; set txtOwnerId there and remove "
+                               "it here")
 
 
 def test_missing_hub_for_all_in_one(dev_raw) -> None:

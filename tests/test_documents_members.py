@@ -283,29 +283,6 @@ def test_kubeconfig_refuses_ambiguous_credentials(kwargs: dict[str, Any], messag
         m.kubeconfig(**args)
 
 
-# --------------------------------------------------------------------------- scheduler-estimator
-
-
-def test_scheduler_estimator_objects() -> None:
-    deploy = m.scheduler_estimator_deployment("fsn1-a", VERSION, ["--cluster-name=fsn1-a"])
-    service = m.scheduler_estimator_service("fsn1-a")
-    secret = m.estimator_kubeconfig_secret("fsn1-a", "apiVersion: v1\nkind: Config\n")
-    for obj in (deploy, service, secret):
-        validate_kubernetes(obj, MINOR)
-        assert obj["metadata"]["namespace"] == "karmada-system"
-    assert deploy["metadata"]["name"] == service["metadata"]["name"] == "karmada-scheduler-estimator-fsn1-a"
-    assert service["spec"]["ports"][0]["port"] == 10352
-    assert service["spec"]["selector"] == deploy["spec"]["template"]["metadata"]["labels"]
-    pod = deploy["spec"]["template"]["spec"]
-    volumes = {v["name"]: v["secret"]["secretName"] for v in pod["volumes"]}
-    assert volumes["member-kubeconfig"] == m.estimator_kubeconfig_secret_name("fsn1-a") == secret["metadata"]["name"]
-    assert "fsn1-a-kubeconfig" in secret["data"]
-    mount = next(v for v in pod["containers"][0]["volumeMounts"] if v["name"] == "member-kubeconfig")
-    assert m.estimator_kubeconfig_path("fsn1-a") == f"{mount['mountPath']}/fsn1-a-kubeconfig"
-    assert pod["containers"][0]["image"] == "docker.io/karmada/karmada-scheduler-estimator:v1.18.2"
-    assert pod["automountServiceAccountToken"] is False
-
-
 # ------------------------------------------------------------------------------------ dev stack
 
 

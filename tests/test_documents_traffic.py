@@ -103,6 +103,16 @@ def test_target_selectors_one_per_member_by_caph_labels() -> None:
     ]
 
 
+def test_targets_use_public_ips_without_a_network() -> None:
+    (target,) = traffic.regional_lb_target_selector([_member("a-1", "eu")], private=False)
+    assert target["use_private_ip"] is False
+
+
+def test_external_dns_needs_an_owner() -> None:
+    with pytest.raises(ValueError, match="txtOwnerId"):
+        traffic.external_dns_args(DnsConfig(domain="dev.example.com"))
+
+
 def test_non_capi_member_uses_operator_label() -> None:
     (target,) = traffic.regional_lb_target_selector([_member("byo", "eu", byo=True)])
     assert target["label_selector"] == "karmada-hub/member=byo"

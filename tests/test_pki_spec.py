@@ -48,8 +48,10 @@ def test_usages() -> None:
     s = specs()
     for name in ("etcd-server", "etcd-peer"):  # peers dial each other with the same cert
         assert s[name].is_server and s[name].is_client
-    for name in ("apiserver", "aggregated-apiserver", "webhook", "scheduler-estimator"):
+    for name in ("apiserver", "aggregated-apiserver", "webhook"):
         assert s[name].is_server and not s[name].is_client, name
+    estimator = p.estimator_cert_spec("dev-fsn1-a")
+    assert estimator.is_server and not estimator.is_client
     for name in ("apiserver-etcd-client", "front-proxy-client", "admin", "controller-manager",
                  "kube-controller-manager", "scheduler-estimator-client"):
         assert s[name].is_client and not s[name].is_server, name
@@ -85,7 +87,9 @@ def test_mounted_files_match_flag_paths() -> None:
             assert f"{spec.file}.key" in f.PATHS, spec.name
     assert f"{p.SA_KEY.file}.key" in f.PATHS and f"{p.SA_KEY.file}.pub" in f.PATHS
     # every PKI file a flag names is issued by some spec (or is a CA key / the SA pair)
-    issued = {f"{s.file}.{ext}" for s in [*specs().values(), *p.ca_specs()] if s.file for ext in ("crt", "key")}
+    per_member = [p.estimator_cert_spec("dev-fsn1-a")]  # issued by MemberCluster, one per estimator
+    issued = {f"{s.file}.{ext}" for s in [*specs().values(), *p.ca_specs(), *per_member] if s.file
+              for ext in ("crt", "key")}
     issued |= {f"{p.SA_KEY.file}.key", f"{p.SA_KEY.file}.pub"}
     pki_keys = {k for k in f.PATHS if k.endswith((".crt", ".key", ".pub"))}
     assert pki_keys <= issued, sorted(pki_keys - issued)
@@ -125,7 +129,12 @@ def test_webhook_and_aggregated_sans_match_service_urls() -> None:
     s = specs()
     assert s["webhook"].covers("karmada-webhook.karmada-system.svc")
     assert s["aggregated-apiserver"].covers("karmada-aggregated-apiserver.karmada-system.svc")
-    assert s["scheduler-estimator"].covers("karmada-scheduler-estimator-dev-fsn1-a.karmada-system.svc")
+    estimator = p.estimator_cert_spec("dev-fsn1-a")
+    assert estimator.covers("karmada-scheduler-estimator-dev-fsn1-a.karmada-system.svc")
+    assert estimator.covers("karmada-scheduler-estimator-dev-fsn1-a.karmada-system.svc.cluster.local")
+    assert not estimator.covers("karmada-scheduler-estimator-dev-hel1-a.karmada-system.svc")  # one member only
+    with pytest.raises(ValueError, match="DNS label"):
+        p.estimator_cert_spec("Not_A_Label")
 
 
 @pytest.mark.parametrize(("pattern", "host", "ok"), [

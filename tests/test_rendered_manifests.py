@@ -12,20 +12,10 @@ from typing import Any
 import pytest
 
 from components.karmada import versions
-from hubctl.mocks import unwrap
-from hubctl.plan import k8s_target
+from tests.support.rendered import objects as _objects
 from tests.support.schemas import validate_any
 
 MINOR = versions.kubernetes_minor(versions.K3S_VERSION)
-
-
-def _objects(plan: Any) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for record in plan.records:
-        if record.type.startswith("kubernetes:") and record.custom and not record.options.get("read"):
-            obj = {k: v for k, v in unwrap(record.inputs).items() if not k.startswith("__")}
-            out.append((k8s_target(record.provider) or "unknown", obj))
-    return out
 
 
 def test_every_target_has_objects(rendered_dev: Any) -> None:

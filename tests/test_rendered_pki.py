@@ -8,14 +8,7 @@ from typing import Any
 from cryptography import x509
 
 from hubctl.mocks import unwrap
-
-
-def _certs(plan: Any) -> dict[str, tuple[x509.Certificate, dict[str, Any]]]:
-    out = {}
-    for r in plan.records:
-        if r.type == "tls:index/locallySignedCert:LocallySignedCert":
-            out[r.name] = (x509.load_pem_x509_certificate(unwrap(r.outputs)["certPem"].encode()), unwrap(r.inputs))
-    return out
+from tests.support.rendered import certs as _certs
 
 
 def test_every_leaf_chains_to_its_ca(rendered_dev: Any) -> None:

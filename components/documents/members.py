@@ -6,7 +6,7 @@ apply. Three API servers are involved and every function says which one its obje
 
 - member: the workload cluster's kube-apiserver (CAPI kubeconfig);
 - hub: karmada-apiserver;
-- host: the k3s cluster the Karmada control plane runs on (scheduler-estimators).
+- host: the k3s cluster the Karmada control plane runs on (scheduler-estimators: karmada/manifests.py).
 
 Secret material (SA tokens, CA bundles, kubeconfigs) is always an argument; nothing is generated here. Secret
 values are rendered base64 in `data` (not `stringData`): that is exactly what the API server stores and
@@ -42,12 +42,6 @@ AGENT_KUBECONFIG_DIR, AGENT_KUBECONFIG_SECRET = AGENT_KUBECONFIG_PATH.rsplit("/"
 """What the agent's `--karmada-kubeconfig` must point at (the lead's flags function uses it)."""
 AGENT_HEALTH_PORT = 10357
 AGENT_METRICS_PORT = 8080
-
-ESTIMATOR_PORT = 10352
-ESTIMATOR_HEALTH_PORT = 10351
-ESTIMATOR_CERT_SECRET = "karmada-scheduler-estimator-cert"
-ESTIMATOR_PKI_DIR = "/etc/karmada/pki/server"
-ESTIMATOR_KUBECONFIG_DIR = "/etc/karmada/member-kubeconfig"
 
 """The upstream images (alpine, no USER) would run as root; the pods pin a non-root UID instead."""
 
@@ -425,101 +419,3 @@ def kubeconfig(
     if not server.startswith("https://"):
         raise ValueError(f"kubeconfig: server must be an https:// URL (got '{server}')")
     return render_kubeconfig(name, server, ca_pem, client_cert_pem, client_key_pem, token)
-
-
-# ---------------------------------------------------------------------------- scheduler-estimator
-
-
-def estimator_name(cluster: str) -> str:
-    """`karmada-scheduler-estimator-<cluster>`: the scheduler finds the estimator by this Service name."""
-    return f"karmada-scheduler-estimator-{cluster}"
-
-
-def estimator_kubeconfig_secret_name(cluster: str) -> str:
-    """Host: the Secret (upstream name `<cluster>-kubeconfig`, same key) with the member kubeconfig."""
-    return f"{cluster}-kubeconfig"
-
-
-def estimator_kubeconfig_path(cluster: str) -> str:
-    """Where the estimator's `--kubeconfig` must point (the lead's flags function uses it)."""
-    return f"{ESTIMATOR_KUBECONFIG_DIR}/{estimator_kubeconfig_secret_name(cluster)}"
-
-
-def estimator_kubeconfig_secret(cluster: str, kubeconfig_yaml: str) -> dict[str, Any]:
-    """Host: the member kubeconfig the estimator reads nodes and pods with (content passed in)."""
-    name = estimator_kubeconfig_secret_name(cluster)
-    return _opaque_secret(name, AGENT_NAMESPACE, {name: kubeconfig_yaml})
-
-
-ESTIMATOR_REPLICAS = 2
-"""Estimators are stateless gRPC servers behind one Service (no leader election); two keep the scheduler's
-estimates available through a node loss. Required anti-affinity: the hub always has >= 3 servers."""
-
-
-def scheduler_estimator_deployment(cluster: str, version: str, args: list[str],
-                                   replicas: int = ESTIMATOR_REPLICAS) -> dict[str, Any]:
-    """Host (karmada-system): the member's scheduler-estimator. `args` is the full flag list from the lead.
-
-    Mounts the gRPC serving cert (`ESTIMATOR_CERT_SECRET` at `ESTIMATOR_PKI_DIR`: ca.crt, tls.crt, tls.key) and
-    the member kubeconfig (at `estimator_kubeconfig_path`). POD_IP is in the environment for `$(POD_IP)` flags.
-    The whole Secret is mounted (no subPath) so a rotated kubeconfig reaches the pod.
-    """
-    name = estimator_name(cluster)
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": AGENT_NAMESPACE, "labels": {**labels, "cluster": cluster}},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "automountServiceAccountToken": False,
-                    "securityContext": _pod_security(),
-                    "affinity": _anti_affinity(labels, required=True),
-                    "containers": [{
-                        "name": "karmada-scheduler-estimator",
-                        "image": f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-scheduler-estimator:{version}",
-                        "imagePullPolicy": "IfNotPresent",
-                        "command": ["/bin/karmada-scheduler-estimator"],
-                        "args": list(args),
-                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
-                        "ports": [
-                            {"name": "grpc", "containerPort": ESTIMATOR_PORT, "protocol": "TCP"},
-                            {"name": "metrics", "containerPort": 8080, "protocol": "TCP"},
-                            {"name": "healthz", "containerPort": ESTIMATOR_HEALTH_PORT, "protocol": "TCP"},
-                        ],
-                        "livenessProbe": {**_http_probe(ESTIMATOR_HEALTH_PORT, 15, 3), "initialDelaySeconds": 15},
-                        "readinessProbe": _http_probe(ESTIMATOR_HEALTH_PORT, 10, 3),
-                        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                        "securityContext": container_security_context(),
-                        "volumeMounts": [
-                            {"name": "server-cert", "mountPath": ESTIMATOR_PKI_DIR, "readOnly": True},
-                            {"name": "member-kubeconfig", "mountPath": ESTIMATOR_KUBECONFIG_DIR, "readOnly": True},
-                        ],
-                    }],
-                    "volumes": [
-                        {"name": "server-cert", "secret": {"secretName": ESTIMATOR_CERT_SECRET}},
-                        {"name": "member-kubeconfig",
-                         "secret": {"secretName": estimator_kubeconfig_secret_name(cluster)}},
-                    ],
-                },
-            },
-        },
-    }
-
-
-def scheduler_estimator_service(cluster: str) -> dict[str, Any]:
-    """Host (karmada-system): `karmada-scheduler-estimator-<cluster>` on 10352, where the scheduler dials it."""
-    name = estimator_name(cluster)
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": name, "namespace": AGENT_NAMESPACE, "labels": {"cluster": cluster}},
-        "spec": {
-            "selector": {"app": name},
-            "ports": [{"name": "grpc", "protocol": "TCP", "port": ESTIMATOR_PORT, "targetPort": ESTIMATOR_PORT}],
-        },
-    }

@@ -7,7 +7,9 @@ How a request finds a live region (the full chain, with upstream evidence, is in
    (`ingress_status_overrides`, a Karmada OverridePolicy per member);
 3. Karmada aggregates the members' `status.loadBalancer.ingress` into the template in karmada-apiserver;
 4. external-dns runs on the hub's host cluster, reads karmada-apiserver (`--kubeconfig`) and keeps one record set
-   per hostname with every live region's LB address, with the stack's short TTL.
+   per hostname with every live region's LB address, with the stack's short TTL;
+5. the status refresher (documents/status_refresher.py) makes Karmada drop a dead member's address, which
+   Karmada alone never does.
 
 Everything here is a plain dict (or list of dicts) shaped exactly as applied: Kubernetes objects in camelCase with
 `metadata.name` set, Hetzner resources in pulumi_hcloud argument names. No Pulumi imports; secret values (the
@@ -147,17 +149,18 @@ def member_server_selector(member: MemberConfig) -> str:
     return f"{MEMBER_SERVER_LABEL}={member.name}"
 
 
-def regional_lb_target_selector(members: Sequence[MemberConfig]) -> list[dict[str, Any]]:
-    """One pulumi_hcloud `LoadBalancerTarget` spec per member of a region (type label_selector, private IPs).
+def regional_lb_target_selector(members: Sequence[MemberConfig], private: bool = True) -> list[dict[str, Any]]:
+    """One pulumi_hcloud `LoadBalancerTarget` spec per member of a region (type label_selector).
 
     A list, not one selector: Hetzner label selectors AND their terms and the CAPH label key embeds the cluster
-    name, so no single selector can match two clusters. `use_private_ip` keeps LB->node traffic on the members'
-    private network; the lead must attach the LB to that network (region.network_cidr) and add
-    `depends_on=[lb_network]`, and the LB must live in the same Hetzner project as the members' servers."""
+    name, so no single selector can match two clusters. `private` (the region names its network, `networkId`)
+    keeps LB->node traffic on the members' private network: the LB must then be attached to that network
+    (`LoadBalancerNetwork`, and the targets depend on it) and live in the members' Hetzner project. Without a
+    network the LB reaches the nodes' public IPs, and their firewall must admit the LB's."""
     if not members:
         raise ValueError("a regional load balancer needs at least one member in the region")
     return [
-        {"type": "label_selector", "label_selector": member_server_selector(m), "use_private_ip": True}
+        {"type": "label_selector", "label_selector": member_server_selector(m), "use_private_ip": private}
         for m in sorted(members, key=lambda m: m.name)
     ]
 
@@ -195,6 +198,8 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
     - `--service-type-filter=LoadBalancer`: only LB Services carry addresses in karmada-apiserver (Karmada
       aggregates status for that type only), and it spares informers on pods/nodes/EndpointSlices there.
     - `--events` plus `--interval`: react to status changes at once, resync on the interval."""
+    if dns.txt_owner_id is None:
+        raise ValueError("external-dns needs dns.txtOwnerId (the fleet's one owner of its names)")
     args = [
         "--provider=webhook",
         f"--webhook-provider-url={WEBHOOK_URL}",

@@ -254,7 +254,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         (they crash-loop without them, and Pulumi would time out waiting for readiness)."""
         reps = self._config.karmada.replicas
         deploy = self._deploy
-        estimators = any(m.scheduler_estimator for m in self._config.members)
+        estimators = self._config.karmada.scheduler_estimators
         self.workloads["kube-controller-manager"] = deploy(manifests.Workload(
             name="kube-controller-manager", image=self._kube_image.format("kube-controller-manager"),
             command=flags.COMMANDS["kube-controller-manager"], args=flags.kube_controller_manager_args(),

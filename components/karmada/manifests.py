@@ -265,3 +265,35 @@ resources:
               secret: {aescbc_key_b64}
       - identity: {{}}
 """
+
+
+# ------------------------------------------------------------------------------------ scheduler-estimator
+
+ESTIMATOR_HEALTH_PORT = 10351
+ESTIMATOR_REPLICAS = 2
+"""Estimators are stateless gRPC servers behind one Service (no leader election); two keep the scheduler's
+estimates available through a hub node loss."""
+MEMBER_KUBECONFIG_SUFFIX = "-member-kubeconfig"
+
+
+def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS) -> Workload:
+    """One member's karmada-scheduler-estimator on the host cluster, as the scheduler expects to find it:
+    named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
+    the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
+    `<name>-member-kubeconfig`) at flags.MEMBER_KUBECONFIG_PATH."""
+    from components.karmada.pki_spec import estimator_service_name
+
+    name = estimator_service_name(cluster)
+    kube_dir, kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)
+    return Workload(
+        name=name, image=image, command=flags.COMMANDS["karmada-scheduler-estimator"],
+        args=flags.scheduler_estimator_args(cluster), replicas=replicas,
+        ports={"grpc": flags.ESTIMATOR_PORT, "metrics": 8080, "health": ESTIMATOR_HEALTH_PORT},
+        liveness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", initial_delay=15),
+        readiness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", period=5),
+        requests={"cpu": "100m", "memory": "128Mi"}, kubeconfig=False,
+        extra_volumes=[{"name": "member-kubeconfig", "secret": {
+            "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,
+            "items": [{"key": kube_file, "path": kube_file}]}}],
+        extra_mounts=[{"name": "member-kubeconfig", "mountPath": kube_dir, "readOnly": True}],
+    )

@@ -186,8 +186,6 @@ def cert_specs(
                  ip_addresses=_LOCAL_IPS, file="aggregated-apiserver"),
         CertSpec(name="webhook", signer=KARMADA_CA.name, common_name="karmada-webhook", usages=_SERVER,
                  dns_names=_svc("karmada-webhook", ns, dom), file="webhook"),
-        CertSpec(name="scheduler-estimator", signer=KARMADA_CA.name, common_name="karmada-scheduler-estimator",
-                 usages=_SERVER, dns_names=(f"*.{ns}.svc", f"*.{ns}.svc.{dom}"), file="scheduler-estimator"),
         # --- Karmada CA: client certs
         CertSpec(name="scheduler-estimator-client", signer=KARMADA_CA.name,
                  common_name="system:karmada:karmada-scheduler-grpc", usages=_CLIENT,
@@ -209,6 +207,26 @@ def agent_cert_spec(cluster_name: str) -> CertSpec:
     return CertSpec(name=f"agent-{cluster_name}", signer=KARMADA_CA.name,
                     common_name=f"system:karmada:agent:{cluster_name}", organization=("system:karmada:agents",),
                     usages=_CLIENT)
+
+
+ESTIMATOR_SERVICE_PREFIX = "karmada-scheduler-estimator"
+"""The scheduler's `--scheduler-estimator-service-prefix` default: it dials `<prefix>-<cluster>`."""
+
+
+def estimator_service_name(cluster_name: str) -> str:
+    return f"{ESTIMATOR_SERVICE_PREFIX}-{cluster_name}"
+
+
+def estimator_cert_spec(cluster_name: str, namespace: str = NAMESPACE,
+                        cluster_domain: str = CLUSTER_DOMAIN) -> CertSpec:
+    """Serving cert of one member's scheduler-estimator: exactly its Service's names (upstream issues one
+    `*.karmada-system.svc` wildcard for all estimators; a per-member cert cannot serve another member)."""
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?", cluster_name):
+        raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
+    return CertSpec(name=f"scheduler-estimator-{cluster_name}", signer=KARMADA_CA.name,
+                    common_name=ESTIMATOR_SERVICE_PREFIX, usages=_SERVER,
+                    dns_names=_svc(estimator_service_name(cluster_name), namespace, cluster_domain),
+                    file="scheduler-estimator")
 
 
 def _dedupe(items: Sequence[str]) -> tuple[str, ...]:

@@ -49,6 +49,8 @@ EXTERNAL_DNS_IMAGE = "registry.k8s.io/external-dns/external-dns:v0.22.0"
 """v0.22 reads the `external-dns.kubernetes.io/` annotation prefix and requires `--policy`."""
 EXTERNAL_DNS_ANNOTATION_PREFIX = "external-dns.kubernetes.io/"
 HETZNER_WEBHOOK_IMAGE = "docker.io/hetzner/external-dns-hetzner-webhook:v0.3.4"
+STATUS_REFRESHER_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
+"""Runs agents/status_refresher.py (stdlib only, mounted from a ConfigMap); any CPython >= 3.11 works."""
 
 KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
 KUBE_IMAGE_REGISTRY = "registry.k8s.io"

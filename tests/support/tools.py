@@ -70,11 +70,11 @@ def load_stack(stack: str = "dev", **overrides: Any) -> Any:
     return FleetConfig.from_mapping({**raw, **overrides}, f"stacks/Pulumi.{stack}.yaml", secrets)
 
 
-PROGRAM_PARTS = ("components", "hubctl", "stacks")
+PROGRAM_PARTS = ("agents", "components", "hubctl", "stacks")
 
 
 def copy_program(dest: Path, repo: Path = REPO) -> Path:
-    """The program (`__main__.py`, components/, hubctl/, stacks/) in `dest`, for CLI runs on edited stacks."""
+    """The program (`__main__.py`, agents/, components/, hubctl/, stacks/) in `dest`, for CLI runs on edited stacks."""
     import shutil
 
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")

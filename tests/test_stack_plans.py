@@ -1,0 +1,102 @@
+"""Every example stack plans offline, passes the policy rules, and has the wiring its role promises.
+
+prod-hub runs the hub, the control plane and the fleet's one external-dns (with the status refresher);
+each prod-<region> stack joins its members and puts up its regional LB against prod-hub's plan outputs
+(the offline stand-in for the StackReference), and runs no external-dns of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from components.documents import status_refresher, traffic
+from hubctl.commands import load_config
+from hubctl.mocks import unwrap
+from hubctl.plan import Plan, render_files, run_program
+from hubctl.policy_check import check_plan
+from tests.support.rendered import objects
+from tests.support.tools import REPO
+
+REGIONS = {"prod-fsn1": "eu-fsn", "prod-hel1": "eu-hel", "prod-ash": "us-ash"}
+
+
+@pytest.fixture(scope="module")
+def prod_plans() -> dict[str, Plan]:
+    """prod-hub once, then each region stack with the hub plan's outputs as its StackReference."""
+    hub_cfg, _ = load_config(REPO, "prod-hub")
+    hub = run_program(REPO, hub_cfg)
+    secret_names = sorted(k for k, v in hub.outputs.items() if v == "[secret]")
+    plans = {"prod-hub": hub}
+    for stack in REGIONS:
+        cfg, config = load_config(REPO, stack)
+        assert config.hub_stack is not None
+        plans[stack] = run_program(REPO, cfg, {config.hub_stack.stack: (dict(hub.raw_outputs), secret_names)})
+    return plans
+
+
+def _records(plan: Plan, typ: str) -> list[Any]:
+    return [r for r in plan.records if r.type == typ]
+
+
+@pytest.mark.parametrize("stack", ["prod-hub", *REGIONS])
+def test_stack_plans_and_passes_policy(prod_plans: dict[str, Plan], stack: str) -> None:
+    files = render_files(prod_plans[stack])  # also refuses to render a plan that would leak a secret
+    violations = check_plan(json.loads(files["plan.json"]))
+    assert not violations, violations
+
+
+def _deployments(plan: Plan, target: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for t, o in objects(plan) if t == target and o["kind"] == "Deployment"}
+
+
+def test_prod_hub_owns_the_fleet_names(prod_plans: dict[str, Plan]) -> None:
+    hub = prod_plans["prod-hub"]
+    deployments = _deployments(hub, "host")
+    external_dns = deployments[traffic.EXTERNAL_DNS_NAME]
+    args = external_dns["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--txt-owner-id=karmada-hub-prod" in args and "--min-ttl=30s" in args and "--policy=sync" in args
+    assert status_refresher.NAME in deployments
+    assert not _records(hub, "hcloud:index/zoneRrset:ZoneRrset")  # the drill records belong to the regions
+
+
+@pytest.mark.parametrize(("stack", "region"), REGIONS.items())
+def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[str, Plan], stack: str,
+                                                             region: str) -> None:
+    plan = prod_plans[stack]
+    _, config = load_config(REPO, stack)
+    clusters = {o["metadata"]["name"] for t, o in objects(plan) if t == "karmada" and o["kind"] == "Cluster"}
+    assert clusters == {m.name for m in config.members}
+    (lb,) = [unwrap(r.inputs) for r in _records(plan, "hcloud:index/loadBalancer:LoadBalancer")]
+    assert lb["location"] == config.regions[region].location
+    (attachment,) = _records(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork")
+    assert unwrap(attachment.inputs)["networkId"] == config.regions[region].network_id
+    targets = _records(plan, "hcloud:index/loadBalancerTarget:LoadBalancerTarget")
+    assert len(targets) == len(config.members)
+    for target in targets:
+        assert unwrap(target.inputs)["usePrivateIp"] is True
+        assert attachment.urn in target.dependencies  # targets on private IPs need the attachment first
+    assert len(_records(plan, "hcloud:index/zoneRrset:ZoneRrset")) == 1
+    # no second owner of the fleet's names: external-dns and the refresher run only in prod-hub
+    names = {o["metadata"]["name"] for _, o in objects(plan)}
+    assert traffic.EXTERNAL_DNS_NAME not in names and status_refresher.NAME not in names
+
+
+def test_without_a_network_id_the_lb_uses_public_ips() -> None:
+    import dataclasses
+
+    from hubctl.stackfile import read_stack
+
+    cfg = read_stack(REPO, "dev")
+    regions = json.loads(cfg.config["karmada-hub:regions"])
+    for region in regions.values():
+        region.pop("networkId")
+    cfg = dataclasses.replace(cfg, config={**cfg.config, "karmada-hub:regions": json.dumps(regions)})
+    plan = run_program(REPO, cfg)
+    attachments = _records(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork")
+    assert all("HubCluster" in r.urn for r in attachments)  # only the hub's own API LB joins a network
+    targets = [r for r in _records(plan, "hcloud:index/loadBalancerTarget:LoadBalancerTarget")
+               if "RegionalTraffic" in r.urn]
+    assert len(targets) == 2 and all(unwrap(t.inputs)["usePrivateIp"] is False for t in targets)
