@@ -186,14 +186,21 @@ class HubCluster(pulumi.ComponentResource):
                 ),
             ))
 
-        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-            self.api_endpoint, cas["server-ca"].cert_pem, admin.cert_pem, admin.key_pem,
-        ).apply(lambda a: kubeconfig(hub.name, a[0], a[1], a[2], a[3])))
+        def admin_kubeconfig(endpoint: pulumi.Input[str]) -> pulumi.Output[str]:
+            return pulumi.Output.secret(pulumi.Output.all(
+                endpoint, cas["server-ca"].cert_pem, admin.cert_pem, admin.key_pem,
+            ).apply(lambda a: kubeconfig(hub.name, a[0], a[1], a[2], a[3])))
+
+        # People and region stacks dial the DNS name; this program dials the LB address, which is in the
+        # certificate too and needs no DNS record to exist (or to have propagated) on the first `up`.
+        self.kubeconfig = admin_kubeconfig(self.api_endpoint)
+        by_address = admin_kubeconfig(lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}"))
+        self.api_record = self._api_record(name, config, lb.ipv4)
         self.readiness = ApiReadiness(
             f"{name}-api-ready",
             url=lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}/readyz"),
             ca_pem=cas["server-ca"].cert_pem, client_cert_pem=admin.cert_pem, client_key_pem=admin.key_pem,
-            kubeconfig=self.kubeconfig, timeout_seconds=1200,
+            kubeconfig=by_address, timeout_seconds=1200,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*servers, lb_net]),
         )
         self.provider = k8s.Provider(
@@ -205,4 +212,23 @@ class HubCluster(pulumi.ComponentResource):
             "apiEndpoint": self.api_endpoint, "lbIpv4": self.lb_ipv4, "lbPrivateIp": self.lb_private_ip,
             "kubeconfig": self.kubeconfig, "servers": [s.name for s in servers],
         })
+
+    def _api_record(self, name: str, config: FleetConfig, lb_ipv4: pulumi.Output[str]) -> hcloud.ZoneRrset | None:
+        """`hub.apiDnsName` -> the API LB, when the name lies in the zone the stack manages (`dns.domain`).
+        Any other name is the operator's to create (docs/runbooks/first-deploy.md)."""
+        hub, dns = config.hub, config.dns
+        assert hub is not None
+        relative = api_record_name(hub.api_dns_name, dns.domain if dns else None)
+        if relative is None or dns is None:
+            return None
+        return hcloud.ZoneRrset(f"{name}-api-record", zone=dns.domain, name=relative, type="A", ttl=dns.ttl,
+                                records=[hcloud.ZoneRrsetRecordArgs(value=lb_ipv4)],
+                                opts=pulumi.ResourceOptions(parent=self))
+
+
+def api_record_name(api_dns_name: str | None, zone: str | None) -> str | None:
+    """`api.hub.dev.example.com` in zone `dev.example.com` -> `api.hub`; None when the name is not in the zone."""
+    if not api_dns_name or not zone or not api_dns_name.endswith("." + zone):
+        return None
+    return api_dns_name[: -len(zone) - 1]
 

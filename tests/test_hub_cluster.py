@@ -373,3 +373,25 @@ def test_admin_cert_verifies_with_openssl(rendered_dev, hub_kubeconfig, tmp_path
     wrong = subprocess.run([openssl, "verify", "-CAfile", str(tmp_path / "server-ca.crt"),
                             str(tmp_path / "admin.crt")], capture_output=True, text=True)
     assert wrong.returncode != 0
+
+
+def test_api_record_name_only_inside_the_managed_zone() -> None:
+    from components.hub_cluster import api_record_name
+
+    assert api_record_name("api.hub.dev.example.com", "dev.example.com") == "api.hub"
+    assert api_record_name("api.hub.example.org", "dev.example.com") is None
+    assert api_record_name("xdev.example.com", "dev.example.com") is None
+    assert api_record_name(None, "dev.example.com") is None
+
+
+def test_program_providers_dial_the_lb_address_not_dns(rendered_dev) -> None:
+    """The first `up` must not depend on the API record having propagated: the readiness gates (and the
+    providers behind them) use the LB address; the exported kubeconfigs use the DNS name."""
+    lb = unwrap(next(r for r in rendered_dev.records if r.name == "hub-api-lb").outputs)["ipv4"]
+    gates = [unwrap(r.inputs) for r in rendered_dev.records if r.name in ("hub-api-ready", "karmada-apiserver-ready")]
+    assert len(gates) == 2
+    for gate in gates:
+        server = yaml.safe_load(gate["kubeconfig"])["clusters"][0]["cluster"]["server"]
+        assert server.startswith(f"https://{lb}:"), server
+    exported = yaml.safe_load(rendered_dev.raw_outputs["karmadaKubeconfig"])
+    assert exported["clusters"][0]["cluster"]["server"] == "https://api.hub.dev.example.com:5443"

@@ -59,7 +59,9 @@ def test_prod_hub_owns_the_fleet_names(prod_plans: dict[str, Plan]) -> None:
     args = external_dns["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--txt-owner-id=karmada-hub-prod" in args and "--min-ttl=30s" in args and "--policy=sync" in args
     assert status_refresher.NAME in deployments
-    assert not _records(hub, "hcloud:index/zoneRrset:ZoneRrset")  # the drill records belong to the regions
+    # its one record is the hub's API name; the regions' drill records belong to the region stacks
+    (record,) = [unwrap(r.inputs) for r in _records(hub, "hcloud:index/zoneRrset:ZoneRrset")]
+    assert (record["zone"], record["name"], record["type"]) == ("prod.example.com", "api.hub", "A")
 
 
 @pytest.mark.parametrize(("stack", "region"), REGIONS.items())
@@ -100,3 +102,25 @@ def test_without_a_network_id_the_lb_uses_public_ips() -> None:
     targets = [r for r in _records(plan, "hcloud:index/loadBalancerTarget:LoadBalancerTarget")
                if "RegionalTraffic" in r.urn]
     assert len(targets) == 2 and all(unwrap(t.inputs)["usePrivateIp"] is False for t in targets)
+
+
+@pytest.mark.parametrize("stack", ["prod-hub", *REGIONS])
+def test_no_resource_needs_a_disabled_default_provider(prod_plans: dict[str, Plan], stack: str) -> None:
+    """`pulumi up` refuses a resource whose package's default provider the stack disables; the mock
+    runtime does not, so it is checked here: those packages must only be used with explicit providers."""
+    _assert_explicit_providers(stack, prod_plans[stack])
+
+
+def test_dev_needs_no_disabled_default_provider(rendered_dev: Plan) -> None:
+    _assert_explicit_providers("dev", rendered_dev)
+
+
+def _assert_explicit_providers(stack: str, plan: Plan) -> None:
+    import yaml
+
+    config = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    disabled = set(config.get("pulumi:disable-default-providers", []))
+    assert "kubernetes" in disabled  # never the ambient kubeconfig
+    offenders = [r.urn for r in plan.records if r.custom and not r.provider and not r.type.startswith("pulumi:")
+                 and ("*" in disabled or r.type.split(":")[0] in disabled)]
+    assert not offenders, offenders[:5]

@@ -203,11 +203,16 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.admin_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
             external, pki.ca.cert_pem, pki.admin.cert_pem, pki.admin.key_pem,
         ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
+        # The program's own provider dials the LB address (in the cert's SANs): no dependency on DNS.
+        by_address = pulumi.Output.secret(pulumi.Output.all(
+            hub.lb_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_PORT}"), pki.ca.cert_pem, pki.admin.cert_pem,
+            pki.admin.key_pem,
+        ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
         self.readiness = ApiReadiness(
             f"{name}-apiserver-ready",
             url=hub.lb_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_PORT}/readyz"),
             ca_pem=pki.ca.cert_pem, client_cert_pem=pki.admin.cert_pem, client_key_pem=pki.admin.key_pem,
-            kubeconfig=self.admin_kubeconfig, timeout_seconds=900,
+            kubeconfig=by_address, timeout_seconds=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[apiserver]),
         )
         self.provider = k8s.Provider(
