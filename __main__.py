@@ -51,11 +51,13 @@ def main() -> None:
         pulumi.export("karmadaCaCertPem", karmada_ca.cert_pem)
         # Region stacks sign their pull agents' client certs with it; it stays a secret in the hub's state.
         pulumi.export("karmadaCaKeyPem", karmada_ca.key_pem)
+        pulumi.export("fleetContract", preflight.hub_contract(config))
         if config.dns is not None:
             FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
     if config.role == "region":
         assert config.hub_stack is not None
         ref = pulumi.StackReference(config.hub_stack.stack)
+        ref.require_output("fleetContract").apply(lambda contract: _agree_with_hub(config, contract))
         karmada = k8s.Provider("k8s-karmada", kubeconfig=ref.require_output("karmadaKubeconfig"),
                                enable_server_side_apply=True)
         karmada_url = ref.require_output("karmadaApiEndpoint")
@@ -75,6 +77,16 @@ def main() -> None:
         regions = list(config.regions) if config.role == "all-in-one" else [config.region]
         traffic = RegionalTraffic("traffic", config, regions, karmada, after)
         pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
+
+
+def _agree_with_hub(config: FleetConfig, contract: dict) -> None:
+    """Region stacks only: stop the run with one line if this stack disagrees with its hub's promises."""
+    assert config.hub_stack is not None
+    try:
+        preflight.check_hub_contract(config, contract, f"stacks/Pulumi.{pulumi.get_stack()}.yaml",
+                                     config.hub_stack.stack)
+    except ConfigError as err:
+        raise pulumi.RunError(str(err)) from None
 
 
 main()

@@ -6,6 +6,9 @@ refuses the same things). Each failure is a `ConfigError` with one line naming t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from components.budget import check_rto, failover_budget
 from components.config import ConfigError, FleetConfig
 from components.skew import skew_rows
@@ -21,3 +24,41 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+
+
+def hub_contract(config: FleetConfig) -> dict[str, Any]:
+    """What a hub stack promises its region stacks (exported as `fleetContract`): the values a region must
+    agree with but cannot read from its own config."""
+    dns = config.dns
+    return {
+        "karmadaVersion": config.karmada.version,
+        "schedulerEstimators": config.karmada.scheduler_estimators,
+        "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
+                                         "refreshSeconds": dns.refresh_seconds},
+    }
+
+
+def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str) -> None:
+    """A region stack against its hub's `fleetContract`: agents at the control plane's version, estimators
+    only if the hub's scheduler asks them, and the budget's DNS terms equal to what the hub's external-dns does."""
+    def fail(key: str, message: str) -> ConfigError:
+        return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
+
+    hub_version = contract.get("karmadaVersion")
+    if hub_version != config.karmada.version:
+        raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}; "
+                   f"agents must match the control plane (set karmada.version: {hub_version})")
+    wants = [m.name for m in config.members if m.scheduler_estimator]
+    if wants and not contract.get("schedulerEstimators"):
+        raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "
+                   "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    hub_dns = contract.get("dns")
+    if config.dns is None:
+        return
+    if hub_dns is None:
+        raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+    for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
+                       ("refreshSeconds", config.dns.refresh_seconds)):
+        if hub_dns.get(key) != value:
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
+                       f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")

@@ -22,8 +22,10 @@ def load_config(repo: Path, stack: str) -> tuple[StackConfig, FleetConfig]:
     return stack_cfg, config
 
 
-def hub_stack_outputs(repo: Path, config: FleetConfig) -> dict[str, tuple[dict[str, Any], list[str]]]:
-    """Offline stand-in for a region stack's StackReference: the hub stack's own offline plan outputs."""
+def hub_stack_outputs(repo: Path, config: FleetConfig,
+                      stack_file: str = "") -> dict[str, tuple[dict[str, Any], list[str]]]:
+    """Offline stand-in for a region stack's StackReference: the hub stack's own offline plan outputs,
+    after the same agreement check the region role runs on the real reference."""
     if config.hub_stack is None:
         return {}
     plan_stack = config.hub_stack.plan_stack
@@ -31,13 +33,15 @@ def hub_stack_outputs(repo: Path, config: FleetConfig) -> dict[str, tuple[dict[s
         raise ConfigError(f"karmada-hub:hubStack.planStack: needed offline to stand in for {config.hub_stack.stack}")
     hub_cfg, _ = load_config(repo, plan_stack)
     hub_plan = run_program(repo, hub_cfg)
+    preflight.check_hub_contract(config, hub_plan.raw_outputs.get("fleetContract") or {}, stack_file,
+                                 config.hub_stack.stack)
     secret_names = sorted(k for k, v in hub_plan.outputs.items() if v == "[secret]")
     return {config.hub_stack.stack: (dict(hub_plan.raw_outputs), secret_names)}
 
 
 def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet: bool = False) -> int:
     stack_cfg, config = load_config(repo, stack)
-    plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config))
+    plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config, f"stacks/Pulumi.{stack}.yaml"))
     out_dir = out_root / stack
     files = write_plan(plan, out_dir)
     if not quiet:

@@ -1,0 +1,94 @@
+"""Region stacks agree with their hub: Karmada version (agents vs control plane), estimators, DNS terms.
+
+The hub exports `fleetContract`; a region stack checks it against its own config, offline in `hubctl plan`
+(one line, exit 2) and in `pulumi preview` through the StackReference (a `pulumi.RunError`, one line).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from components.config import ConfigError
+from components.preflight import check_hub_contract, hub_contract
+from hubctl.plan import run_program
+from hubctl.stackfile import read_stack
+from tests.support.tools import REPO, copy_program, load_stack, program_env
+
+HUB = "organization/karmada-hub/prod-hub"
+FILE = "stacks/Pulumi.prod-fsn1.yaml"
+
+
+def _contract(**changes: Any) -> dict[str, Any]:
+    contract = hub_contract(load_stack("prod-hub"))
+    for key, value in changes.items():
+        if key in ("ttl", "intervalSeconds", "refreshSeconds"):
+            contract["dns"] = {**contract["dns"], key: value}
+        else:
+            contract[key] = value
+    return contract
+
+
+def test_the_example_region_stacks_agree_with_prod_hub() -> None:
+    for stack in ("prod-fsn1", "prod-hel1", "prod-ash"):
+        check_hub_contract(load_stack(stack), _contract(), f"stacks/Pulumi.{stack}.yaml", HUB)
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"karmadaVersion": "v1.19.0"},
+     "karmada.version: v1.18.2 here but organization/karmada-hub/prod-hub runs Karmada v1.19.0; agents must "
+     "match the control plane (set karmada.version: v1.19.0)"),
+    ({"ttl": 45},
+     "dns.ttl: 30 here but organization/karmada-hub/prod-hub's external-dns uses 45; the failover budget must "
+     "count the hub's value (set dns.ttl: 45)"),
+    ({"refreshSeconds": 30},
+     "dns.refreshSeconds: 15 here but organization/karmada-hub/prod-hub's external-dns uses 30; the failover "
+     "budget must count the hub's value (set dns.refreshSeconds: 30)"),
+    ({"dns": None}, "dns: organization/karmada-hub/prod-hub runs no external-dns (no dns section); add it there "
+                    "first"),
+])
+def test_disagreement_is_one_line(changes: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), _contract(**changes), FILE, HUB)
+    assert str(info.value) == f"{FILE}: karmada-hub:{expected}"
+
+
+def test_estimators_need_the_hub_scheduler_side() -> None:
+    config = load_stack("prod-fsn1")
+    members = [m.model_copy(update={"scheduler_estimator": True}) for m in config.members]
+    config = config.model_copy(update={"members": members})
+    check_hub_contract(config, _contract(), FILE, HUB)
+    with pytest.raises(ConfigError, match=r"karmada\.schedulerEstimators off"):
+        check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
+
+
+def test_pulumi_run_stops_with_one_line_on_the_stack_reference() -> None:
+    """Under the mock runtime the StackReference returns the given outputs: a hub at another Karmada version
+    stops the region program with a RunError carrying the one line (no traceback in `pulumi preview`)."""
+    hub_plan = run_program(REPO, read_stack(REPO, "prod-hub"))
+    outputs = dict(hub_plan.raw_outputs)
+    outputs["fleetContract"] = {**outputs["fleetContract"], "karmadaVersion": "v1.19.0"}
+    secret_names = sorted(k for k, v in hub_plan.outputs.items() if v == "[secret]")
+    with pytest.raises(pulumi.RunError, match=r"^stacks/Pulumi\.prod-fsn1\.yaml: karmada-hub:karmada\.version: "):
+        run_program(REPO, read_stack(REPO, "prod-fsn1"), {HUB: (outputs, secret_names)})
+
+
+def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Path) -> None:
+    repo = copy_program(tmp_path / "repo")
+    path = repo / "stacks" / "Pulumi.prod-fsn1.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["karmada-hub:dns"]["ttl"] = 20
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "prod-fsn1", "--quiet"], cwd=repo,
+                            capture_output=True, text=True, timeout=300, env=program_env())
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.ttl: 20 here but organization/karmada-hub/prod-hub's "
+        "external-dns uses 30; the failover budget must count the hub's value (set dns.ttl: 30)"]
+    assert not (repo / "build" / "plan" / "prod-fsn1").exists()
