@@ -139,6 +139,24 @@ def test_no_secret_value_in_any_plan_file(plan_dir: Path, rendered_dev) -> None:
             assert needle not in text, f"{rel} contains a secret value ({needle[:12]}…)"
 
 
+def test_stack_secrets_never_reach_the_plan(plan_dir: Path, rendered_dev) -> None:
+    """The Hetzner DNS token and the CAPI kubeconfig (stack secrets; offline their placeholders) are used by
+    the program (the webhook's Secret, the CAPI provider) but appear in no plan file, raw or base64."""
+    from hubctl.stackfile import placeholder, read_stack
+
+    stack = read_stack(REPO, "dev")
+    assert {"karmada-hub:hetznerDnsToken", "karmada-hub:capiKubeconfig"} <= set(stack.secret_keys)
+    token = placeholder("karmada-hub:hetznerDnsToken")
+    used = [r for r in rendered_dev.records if r.type == "kubernetes:core/v1:Secret"
+            and (unwrap(r.inputs).get("metadata") or {}).get("name") == "external-dns-hetzner"]
+    assert used and base64.b64decode(unwrap(used[0].inputs)["data"]["token"]).decode() == token
+    for key in stack.secret_keys:
+        value = placeholder(key)
+        for rel, content in files_of(plan_dir).items():
+            text = content.decode()
+            assert value not in text and base64.b64encode(value.encode()).decode() not in text, (key, rel)
+
+
 def test_no_client_key_data_with_a_value(plan_dir: Path) -> None:
     pattern = re.compile(r"client-key-data[\"']?\s*:\s*[\"']?([^\"'\s,}]+)")
     for rel, content in files_of(plan_dir).items():

@@ -1,0 +1,66 @@
+"""Removing a member from the stack removes everything the program made for it, on every API server,
+and nothing of anyone else: its Cluster, its credentials in the karmada-apiserver, the join objects in
+the member, its scheduler-estimator on the host, its LB target and its share of the status override."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from hubctl.plan import Plan, run_program
+from hubctl.stackfile import read_stack
+from tests.support.tools import REPO
+
+
+def _without(member: str) -> Plan:
+    stack = read_stack(REPO, "dev")
+    config = dict(stack.config)
+    members = [m for m in json.loads(config["karmada-hub:members"]) if m["name"] != member]
+    tenants = json.loads(config["karmada-hub:tenants"])
+    for tenant in tenants:
+        tenant["placement"].get("weights", {}).pop(member, None)
+        quota = tenant.get("quota")
+        if quota:
+            quota["staticAssignments"] = [a for a in quota["staticAssignments"] if a["cluster"] != member]
+    config["karmada-hub:members"] = json.dumps(members)
+    config["karmada-hub:tenants"] = json.dumps(tenants)
+    return run_program(REPO, dataclasses.replace(stack, config=config))
+
+
+def _by_urn(plan: Plan) -> dict[str, Any]:
+    return {r.urn: r for r in plan.records}
+
+
+def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev: Plan) -> None:
+    before, after = _by_urn(rendered_dev), _by_urn(_without("dev-fsn1-a"))
+    removed = {before[u].name for u in set(before) - set(after)}
+    assert not set(after) - set(before), "removing a member must not add anything"
+    expected = {
+        "karmada-cluster-dev-fsn1-a",                                  # the Cluster object
+        "karmada-secret-karmada-cluster-dev-fsn1-a",                   # its token + CA in the hub
+        "karmada-secret-karmada-cluster-dev-fsn1-a-impersonator",      # its impersonator token
+        "member-dev-fsn1-a-serviceaccount-karmada-cluster-karmada-dev-fsn1-a",  # the member-side SA
+        "k8s-member-dev-fsn1-a",                                       # its provider
+        "host-deployment-karmada-system-karmada-scheduler-estimator-dev-fsn1-a",
+        "host-secret-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-member-kubeconfig",
+        "traffic-eu-fsn-lb-dev-fsn1-a",                                # its LB target
+    }
+    assert expected <= removed, sorted(expected - removed)
+    assert not [n for n in removed if "hel1" in n], "nothing of the other member may go"
+
+
+def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Plan) -> None:
+    before, after = _by_urn(rendered_dev), _by_urn(_without("dev-hel1-a"))
+    removed = {before[u].name for u in set(before) - set(after)}
+    expected = {
+        "karmada-cluster-dev-hel1-a", "k8s-member-dev-hel1-a",
+        "agent-dev-hel1-a", "agent-dev-hel1-a-key",                          # the agent's client cert
+        "member-dev-hel1-a-deployment-karmada-system-karmada-agent",
+        "member-dev-hel1-a-secret-karmada-system-karmada-kubeconfig",        # the agent's credentials
+        "karmada-clusterrole-system-karmada-dev-hel1-a-agent",               # the hub RBAC that admits it
+        "karmada-clusterrolebinding-system-karmada-dev-hel1-a-agent",
+        "karmada-rolebinding-karmada-es-dev-hel1-a-system-karmada-dev-hel1-a-agent-work",
+    }
+    assert expected <= removed, sorted(expected - removed)
+    assert not [n for n in removed if "fsn1" in n], "nothing of the other member may go"
