@@ -220,7 +220,10 @@ def estimator_service_name(cluster_name: str) -> str:
 def estimator_cert_spec(cluster_name: str, namespace: str = NAMESPACE,
                         cluster_domain: str = CLUSTER_DOMAIN) -> CertSpec:
     """Serving cert of one member's scheduler-estimator: exactly its Service's names (upstream issues one
-    `*.karmada-system.svc` wildcard for all estimators; a per-member cert cannot serve another member)."""
+    `*.karmada-system.svc` wildcard for all estimators; a per-member cert cannot serve another member).
+    The scheduler finds no such Service in the karmada-apiserver and then dials
+    `<service>.<namespace>.svc.cluster.local` and `<service>.<namespace>.svc` (pkg/estimator/client
+    `resolveCluster`); both are among the SANs."""
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?", cluster_name):
         raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
     return CertSpec(name=f"scheduler-estimator-{cluster_name}", signer=KARMADA_CA.name,
