@@ -1,8 +1,9 @@
 """karmada-hub: one highly available Karmada hub for a Cluster API fleet on Hetzner.
 
 Thin on purpose: load and check the stack's config, let its role pick the components, export.
-`all-in-one` builds everything; `hub` the hub cluster, the control plane and the fleet's DNS owner;
-`region` one region's members, policies and traffic against the hub stack's outputs (StackReference).
+`all-in-one` builds everything; `hub` the hub cluster, the control plane (with its etcd backups) and the
+fleet's DNS owner; `region` one region's members, policies and traffic against the hub stack's outputs
+(StackReference).
 """
 
 import sys
@@ -13,6 +14,7 @@ import pulumi_kubernetes as k8s
 from components import preflight, tls
 from components.config import ConfigError, FleetConfig
 from components.documents.fleet import cluster_taint_policy
+from components.etcd_backup import EtcdBackup
 from components.fleet_dns import FleetDns
 from components.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
@@ -52,6 +54,8 @@ def main() -> None:
         # Region stacks sign their pull agents' client certs with it; it stays a secret in the hub's state.
         pulumi.export("karmadaCaKeyPem", karmada_ca.key_pem)
         pulumi.export("fleetContract", preflight.hub_contract(config))
+        if config.karmada.etcd.backup is not None:
+            EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
         if config.dns is not None:
             FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
     if config.role == "region":

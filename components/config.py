@@ -226,10 +226,36 @@ class ReplicaConfig(Model):
         return v
 
 
+class EtcdBackupConfig(Model):
+    """Scheduled snapshots of Karmada's etcd to S3-compatible object storage (e.g. Hetzner Object Storage)."""
+
+    schedule: str = "17 */6 * * *"
+    """Cron schedule (UTC) of the snapshot job."""
+    endpoint: str = Field(pattern=r"^https://[a-z0-9.-]+(:\d+)?$")
+    """Object storage endpoint, e.g. https://fsn1.your-objectstorage.com (path-style requests)."""
+    region: str = Field(pattern=r"^[a-z0-9-]+$")
+    """SigV4 signing region; for Hetzner the location, e.g. fsn1."""
+    bucket: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+    prefix: str = Field(default="karmada-etcd", pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+    retain: int = Field(default=28, ge=1, le=1000)
+    """Snapshots kept per stack; older ones are deleted after each successful upload."""
+    access_key_config_key: str = Field(default="etcdBackupAccessKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        fields = v.split()
+        if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
+            raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
+        return v
+
+
 class EtcdConfig(Model):
     replicas: int = 3
     storage_class: str = "local-path"
     storage_size: str = Field(default="8Gi", pattern=r"^[1-9][0-9]*(Mi|Gi|Ti)$")
+    backup: EtcdBackupConfig | None = None
 
     @field_validator("replicas")
     @classmethod
@@ -519,6 +545,13 @@ class FleetConfig(Model):
             if isinstance(m.credentials, SecretCredentials) and m.credentials.config_key not in self.secrets:
                 raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} "
                             "< kubeconfig)", k=m.credentials.config_key, loc=("members", i, "credentials", "configKey"))
+        backup = self.karmada.etcd.backup
+        if backup is not None:
+            for field in ("access_key_config_key", "secret_key_config_key"):
+                key = getattr(backup, field)
+                if key not in self.secrets:
+                    raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} "
+                                "<value>)", k=key, loc=("karmada", "etcd", "backup", _alias(field)))
         if self.hub is not None:
             try:
                 versions.check_hub_kubernetes(self.karmada.version, self.hub.k3s_version)

@@ -22,6 +22,7 @@ _CLASSES: dict[tuple[str, str], Any] = {
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
     ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
+    ("batch/v1", "CronJob"): k8s.batch.v1.CronJob,
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,

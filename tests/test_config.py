@@ -165,6 +165,11 @@ BAD: list[tuple[str, Mutation, str]] = [
      "dns.refreshSeconds: input should be greater than or equal to 5 (got 1)"),
     ("network-id-not-positive", set_at(["regions", "eu-fsn", "networkId"], 0),
      "regions.eu-fsn.networkId: input should be greater than or equal to 1 (got 0)"),
+    ("etcd-backup-bad-cron", set_at(["karmada", "etcd", "backup", "schedule"], "every 6 hours"),
+     "karmada.etcd.backup.schedule: must be a 5-field cron expression like '17 */6 * * *' (got 'every 6 hours')"),
+    ("etcd-backup-http-endpoint", set_at(["karmada", "etcd", "backup", "endpoint"], "http://s3.example.com"),
+     "karmada.etcd.backup.endpoint: string should match pattern '^https://[a-z0-9.-]+(:\\d+)?$' "
+     "(got 'http://s3.example.com')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
 ]
@@ -216,6 +221,14 @@ def test_region_stack_must_not_own_dns_names() -> None:
     assert str(info.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.txtOwnerId: external-dns runs in the "
                                "hub stack (role hub), which owns the fleet's names; set txtOwnerId there and remove "
                                "it here")
+
+
+def test_etcd_backup_secret_missing(dev_raw) -> None:
+    raw, secrets = dev_raw
+    del raw["etcdBackupSecretKey"]
+    assert error_of(raw, secrets - {"etcdBackupSecretKey"}) == PREFIX + (
+        "karmada.etcd.backup.secretKeyConfigKey: stack secret karmada-hub:etcdBackupSecretKey is not set "
+        "(pulumi config set --secret etcdBackupSecretKey <value>)")
 
 
 def test_missing_hub_for_all_in_one(dev_raw) -> None:

@@ -50,6 +50,7 @@ CAPI_KUBECONFIG_PATH = "/etc/karmada/capi/kubeconfig"
 _PKI_FILES = (
     "ca.crt", "ca.key",
     "etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key",
+    "etcd/backup-client.crt", "etcd/backup-client.key",
     "front-proxy-ca.crt", "front-proxy-client.crt", "front-proxy-client.key",
     "apiserver.crt", "apiserver.key",
     "apiserver-etcd-client.crt", "apiserver-etcd-client.key",
@@ -321,6 +322,29 @@ def apiserver_url(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMA
 
 
 # --------------------------------------------------------------------------------------------- etcd
+
+ETCDCTL = "/usr/local/bin/etcdctl"
+"""In the same pinned etcd image as the members, so the snapshot tool always matches the server."""
+ETCD_BACKUP_DIR = "/backup"
+ETCD_SNAPSHOT_PATH = f"{ETCD_BACKUP_DIR}/snapshot.db"
+
+
+def etcdctl_snapshot_args(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMAIN) -> list[str]:
+    """`etcdctl snapshot save` against the client Service with the backup client cert (etcd CA).
+
+    One endpoint: `snapshot save` refuses several ("snapshot must be requested to one selected node"); the
+    Service picks a live member. Global flags that etcdctl 3.4 and 3.6 both accept."""
+    endpoint = f"https://{_fqdn(ETCD_CLIENT_SERVICE, namespace, cluster_domain)}:{ETCD_CLIENT_PORT}"
+    return [
+        f"--endpoints={endpoint}",
+        f"--cacert={PATHS['etcd/ca.crt']}",
+        f"--cert={PATHS['etcd/backup-client.crt']}",
+        f"--key={PATHS['etcd/backup-client.key']}",
+        "--dial-timeout=10s",
+        "--command-timeout=300s",
+        "snapshot", "save", ETCD_SNAPSHOT_PATH,
+    ]
+
 
 
 def etcd_args(

@@ -209,6 +209,13 @@ def agent_cert_spec(cluster_name: str) -> CertSpec:
                     usages=_CLIENT)
 
 
+def etcd_backup_cert_spec() -> CertSpec:
+    """Client cert of the etcd backup job (etcd CA): etcd's client-cert-auth admits any cert of its CA, so
+    the job gets its own rather than borrowing the karmada-apiserver's; revoking it is replacing it."""
+    return CertSpec(name="etcd-backup-client", signer=ETCD_CA.name, common_name="karmada-etcd-backup",
+                    usages=_CLIENT, file="etcd/backup-client")
+
+
 ESTIMATOR_SERVICE_PREFIX = "karmada-scheduler-estimator"
 """The scheduler's `--scheduler-estimator-service-prefix` default: it dials `<prefix>-<cluster>`."""
 

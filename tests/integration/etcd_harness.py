@@ -152,6 +152,9 @@ class EtcdCluster:
     path_map: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PATH_MAP))
     etcd_binary: str = "/usr/bin/etcd"
     start_timeout_s: float = 60.0
+    service_names: Sequence[str] = ()
+    """Extra names (a client Service's DNS names) that every namespace's /etc/hosts maps to the first
+    member, the way a Service would route to one live member."""
     substitutions: list[str] = field(default_factory=list)
     members: list[_Member] = field(default_factory=list)
 
@@ -276,6 +279,7 @@ class EtcdCluster:
         for i, m in enumerate(self.members):
             m.ip = str(hosts[10 + i])
         hosts_file = "127.0.0.1 localhost\n" + "".join(f"{m.ip} {m.fqdn}\n" for m in self.members)
+        hosts_file += "".join(f"{self.members[0].ip} {name}\n" for name in self.service_names)
         for m in self.members:
             _run("ip", "netns", "add", m.netns)
             self._netns_created.append(m.netns)
@@ -295,6 +299,12 @@ class EtcdCluster:
         m.proc = subprocess.Popen(["ip", "netns", "exec", m.netns, self.etcd_binary, *m.args], stdout=log,
                                   stderr=subprocess.STDOUT, env=env, start_new_session=True)
         log.close()
+
+    def run_in(self, i: int, *cmd: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess[str]:
+        """Run a command in member i's network namespace (its /etc/hosts resolves the cluster's names)."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self._tmp), "ETCDCTL_API": "3"}
+        return subprocess.run(["ip", "netns", "exec", self.members[i].netns, *cmd], capture_output=True, text=True,
+                              timeout=timeout_s, env=env)
 
     def _kill(self, m: _Member, sig: signal.Signals = signal.SIGKILL) -> None:
         if m.proc is None:

@@ -16,17 +16,26 @@ Skips when /usr/bin/etcd or network namespaces are unavailable, unless KARMADA_H
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from components.karmada.flags import flag_values
+from components.karmada.flags import (
+    CLUSTER_DOMAIN,
+    ETCD_CLIENT_SERVICE,
+    ETCD_SNAPSHOT_PATH,
+    NAMESPACE,
+    PKI_DIR,
+    flag_values,
+)
 from components.karmada.pki_spec import ETCD_CA, cert_specs
 from tests.integration.etcd_harness import EtcdCluster, HarnessError, mint_ca, mint_leaf, netns_unavailable_reason
 
@@ -83,7 +92,9 @@ def cluster(rendered_dev: Any) -> Iterator[EtcdCluster]:
         _unavailable(reason)
     args, files, client_crt, client_key = rendered_etcd(rendered_dev)
     assert len(set(map(tuple, [args]))) == 1 and sum(a.startswith("--initial-cluster=") for a in args) == 1
-    with EtcdCluster([args] * REPLICAS, files, client_crt, client_key, etcd_binary=ETCD) as c:
+    client_service = f"{ETCD_CLIENT_SERVICE}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
+    with EtcdCluster([args] * REPLICAS, files, client_crt, client_key, etcd_binary=ETCD,
+                     service_names=[client_service]) as c:
         yield c
 
 
@@ -149,3 +160,40 @@ def test_quorum_loss_and_recovery(cluster: EtcdCluster) -> None:
             assert cluster.get(i, key, serializable=True) == value, f"{key} not replicated to member {i}"
     assert len(written) == 10
     assert flag_values(cluster.members[0].args)["initial-cluster-state"] == "new"  # restart reused the args
+
+
+def test_backup_job_snapshots_with_its_rendered_command(cluster: EtcdCluster, rendered_dev: Any,
+                                                        tmp_path: Path) -> None:
+    """The etcd-backup CronJob's snapshot step, as rendered: its etcdctl args (endpoint = the client
+    Service's name, which the harness resolves to a member), its own client cert from its PKI Secret.
+    Substituted: the container paths of the three PKI files and of the snapshot, nothing else."""
+    from tests.support.rendered import find, secret_files
+
+    etcdctl = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
+    if etcdctl is None:
+        _unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
+    cluster.wait_ready(range(REPLICAS), 60)
+    cluster.put(1, "/it/backup/marker", "present")
+    job = find(rendered_dev, "host", "CronJob", "etcd-backup")["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    step = job["initContainers"][0]
+    volume = next(v for v in job["volumes"] if v["name"] == "pki")
+    secret = secret_files(find(rendered_dev, "host", "Secret", volume["secret"]["secretName"]))
+    container_files = {f"{PKI_DIR}/{item['path']}": secret[item["key"]] for item in volume["secret"]["items"]}
+    local = {}
+    for path, pem in container_files.items():
+        target = tmp_path / path.rsplit("/", 1)[1]
+        target.write_text(pem)
+        local[path] = str(target)
+    snapshot = tmp_path / "snapshot.db"
+    args = []
+    for arg in step["args"]:
+        name, _, value = arg.partition("=")
+        args.append(f"{name}={local[value]}" if value in local else
+                    str(snapshot) if arg == ETCD_SNAPSHOT_PATH else arg)
+    assert step["command"][0].endswith("/etcdctl") and len(local) == 3
+    saved = cluster.run_in(2, etcdctl, *args)
+    assert saved.returncode == 0, saved.stderr
+    status = cluster.run_in(2, etcdctl, "snapshot", "status", str(snapshot), "-w", "json")
+    assert status.returncode == 0, status.stderr
+    info = json.loads(status.stdout)
+    assert info["revision"] > 0 and info["totalKey"] > 0

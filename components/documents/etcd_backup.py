@@ -1,0 +1,145 @@
+"""etcd backup documents: a CronJob on the hub's host cluster that snapshots Karmada's etcd and ships it off.
+
+One pod per run, two steps: an init container from the pinned etcd image runs `etcdctl snapshot save`
+(flags.etcdctl_snapshot_args) with its own client certificate into an emptyDir; then
+`agents/etcd_backup_upload.py` puts the file into S3-compatible object storage under
+`<prefix>/<stack>/<UTC time>.db` and deletes the oldest beyond `retain`. A snapshot that never leaves
+the hub's servers is not a backup, so there is no local-only mode. Restore: docs/runbooks/restore-etcd.md.
+
+Plain dicts, no Pulumi; certificates and credentials arrive as arguments.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from components.config import EtcdBackupConfig
+from components.karmada import flags, manifests
+from components.karmada.versions import STATUS_REFRESHER_IMAGE
+from components.pod_security import NON_ROOT_UID, container_security_context
+
+NAME = "etcd-backup"
+NAMESPACE = flags.NAMESPACE
+SCRIPT = Path(__file__).resolve().parents[2] / "agents" / "etcd_backup_upload.py"
+SCRIPT_KEY = "etcd_backup_upload.py"
+SCRIPT_DIR = "/opt/karmada-hub"
+PKI_SECRET = NAME + manifests.PKI_SECRET_SUFFIX
+CREDENTIALS_SECRET = f"{NAME}-s3"
+UPLOADER_IMAGE = STATUS_REFRESHER_IMAGE
+"""Any CPython >= 3.11; the same pinned image as the status refresher, so one image to mirror."""
+
+_LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": "karmada-hub"}
+
+
+def _meta(name: str) -> dict[str, Any]:
+    return {"name": name, "namespace": NAMESPACE, "labels": dict(_LABELS)}
+
+
+def script_source() -> str:
+    return SCRIPT.read_text()
+
+
+def pki_files() -> list[str]:
+    """The PKI files the snapshot step's flags name (relative to flags.PKI_DIR)."""
+    return manifests.pki_files([a for a in flags.etcdctl_snapshot_args() if a.startswith("--")])
+
+
+def pki_secret(files: dict[str, str]) -> dict[str, Any]:
+    """host: the etcd CA and the backup client cert/key, keyed as the volume items expect."""
+    missing = sorted(set(pki_files()) - set(files))
+    if missing:
+        raise ValueError(f"etcd backup secret: missing {', '.join(missing)}")
+    return manifests.secret(PKI_SECRET, {manifests.secret_key(f): files[f] for f in pki_files()}, component=NAME)
+
+
+def credentials_secret(access_key: str, secret_key: str) -> dict[str, Any]:
+    """host: the object storage key pair, read by the uploader from its environment only."""
+    if not access_key or not secret_key:
+        raise ValueError("etcd backup credentials: access and secret key must both be set")
+    data = {"S3_ACCESS_KEY_ID": access_key, "S3_SECRET_ACCESS_KEY": secret_key}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(CREDENTIALS_SECRET), "type": "Opaque",
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def script_configmap(source: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(NAME), "data": {SCRIPT_KEY: source}}
+
+
+def uploader_args(backup: EtcdBackupConfig, stack: str) -> list[str]:
+    return [
+        f"--endpoint={backup.endpoint}", f"--region={backup.region}", f"--bucket={backup.bucket}",
+        f"--prefix={backup.prefix}", f"--stack={stack}", f"--retain={backup.retain}",
+        f"--snapshot={flags.ETCD_SNAPSHOT_PATH}",
+    ]
+
+
+def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str) -> dict[str, Any]:
+    """host: the schedule. `Forbid`: a slow upload never overlaps the next snapshot; a failed run is retried
+    twice, then shows as a failed Job (the last three of each are kept for `kubectl describe`)."""
+    files = pki_files()
+    pki_volume = {"name": "pki", "secret": {"secretName": PKI_SECRET, "defaultMode": 0o440,
+                                            "items": [{"key": manifests.secret_key(f), "path": f} for f in files]}}
+    backup_mount = {"name": "backup", "mountPath": flags.ETCD_BACKUP_DIR}
+    snapshot = {
+        "name": "snapshot",
+        "image": etcd_image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": [flags.ETCDCTL],
+        "args": flags.etcdctl_snapshot_args(),
+        "env": [{"name": "ETCDCTL_API", "value": "3"}],
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        "securityContext": container_security_context(),
+        "volumeMounts": [{"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True}, backup_mount],
+    }
+    upload = {
+        "name": "upload",
+        "image": UPLOADER_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["python3", "-u", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
+        "args": uploader_args(backup, stack),
+        "env": [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}],
+        "envFrom": [{"secretRef": {"name": CREDENTIALS_SECRET}}],
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "securityContext": container_security_context(),
+        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}, {**backup_mount,
+                                                                                          "readOnly": True}],
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": _meta(NAME),
+        "spec": {
+            "schedule": backup.schedule,
+            "timeZone": "Etc/UTC",
+            "concurrencyPolicy": "Forbid",
+            "startingDeadlineSeconds": 3600,
+            "successfulJobsHistoryLimit": 3,
+            "failedJobsHistoryLimit": 3,
+            "jobTemplate": {"spec": {
+                "backoffLimit": 2,
+                "activeDeadlineSeconds": 1800,
+                "template": {
+                    "metadata": {"labels": dict(_LABELS),
+                                 "annotations": {"karmada-hub.io/script-sha256":
+                                                 hashlib.sha256(source.encode()).hexdigest()}},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID,
+                                            "fsGroup": NON_ROOT_UID, "seccompProfile": {"type": "RuntimeDefault"}},
+                        "initContainers": [snapshot],
+                        "containers": [upload],
+                        "volumes": [
+                            pki_volume,
+                            {"name": "script", "configMap": {"name": NAME}},
+                            {"name": "backup", "emptyDir": {"sizeLimit": "8Gi"}},
+                        ],
+                    },
+                },
+            }},
+        },
+    }

@@ -1,0 +1,43 @@
+"""EtcdBackup: scheduled snapshots of Karmada's etcd, shipped to S3-compatible object storage.
+
+Wires `documents/etcd_backup.py` into the hub's host cluster: its own etcd client certificate (etcd CA),
+the object-storage key pair from stack secrets, the uploader script, the CronJob. Only in stacks that
+own the hub, and only when `karmada.etcd.backup` is set. Restore: docs/runbooks/restore-etcd.md.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from components import tls
+from components.config import FleetConfig
+from components.documents import etcd_backup as docs
+from components.k8s_objects import apply, apply_rendered
+from components.karmada import pki_spec, versions
+
+
+class EtcdBackup(pulumi.ComponentResource):
+    def __init__(self, name: str, config: FleetConfig, host_provider: pulumi.ProviderResource,
+                 etcd_ca: tls.KeyPair, after: list[pulumi.Resource],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("karmada-hub:index:EtcdBackup", name, None, opts)
+        backup = config.karmada.etcd.backup
+        assert backup is not None
+        on_host = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=after)
+        spec = pki_spec.etcd_backup_cert_spec()
+        cert = tls.leaf(f"{name}-{spec.name}", etcd_ca, spec.common_name, spec.usages,
+                        config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self))
+        files = {"etcd/ca.crt": etcd_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
+                 f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
+        source = docs.script_source()
+        deps = [
+            apply("host", docs.pki_secret(files), on_host),
+            apply_rendered("host", docs.credentials_secret,
+                           [pulumi.Output.secret(config.secrets[backup.access_key_config_key]),
+                            pulumi.Output.secret(config.secrets[backup.secret_key_config_key])], on_host),
+            apply("host", docs.script_configmap(source), on_host),
+        ]
+        etcd_image = f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{config.karmada.release.etcd}"
+        apply("host", docs.cron_job(backup, pulumi.get_stack(), etcd_image, source),
+              pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))
+        self.register_outputs({"bucket": backup.bucket, "schedule": backup.schedule})
