@@ -11,6 +11,7 @@ from typing import Any
 
 from components.budget import check_rto, failover_budget
 from components.config import ConfigError, FleetConfig
+from components.karmada import versions
 from components.skew import skew_rows
 
 
@@ -39,15 +40,20 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
 
 
 def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str) -> None:
-    """A region stack against its hub's `fleetContract`: agents at the control plane's version, estimators
+    """A region stack against its hub's `fleetContract`: agents within the control plane's skew, estimators
     only if the hub's scheduler asks them, and the budget's DNS terms equal to what the hub's external-dns does."""
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
 
-    hub_version = contract.get("karmadaVersion")
-    if hub_version != config.karmada.version:
-        raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}; "
-                   f"agents must match the control plane (set karmada.version: {hub_version})")
+    hub_version = str(contract.get("karmadaVersion"))
+    if hub_version not in versions.RELEASES:
+        raise fail("karmada.version", f"{hub_stack} runs Karmada {hub_version}, which this checkout's compatibility "
+                   "matrix (components/karmada/versions.py) does not know; update the checkout first")
+    try:
+        versions.check_agent(hub_version, config.karmada.version)
+    except ValueError as exc:
+        raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}: "
+                   f"{exc} (set karmada.version: {hub_version})") from None
     wants = [m.name for m in config.members if m.scheduler_estimator]
     if wants and not contract.get("schedulerEstimators"):
         raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "

@@ -1,4 +1,4 @@
-"""Region stacks agree with their hub: Karmada version (agents vs control plane), estimators, DNS terms.
+"""Region stacks agree with their hub: Karmada version (agents within skew), estimators, DNS terms.
 
 The hub exports `fleetContract`; a region stack checks it against its own config, offline in `hubctl plan`
 (one line, exit 2) and in `pulumi preview` through the StackReference (a `pulumi.RunError`, one line).
@@ -42,8 +42,8 @@ def test_the_example_region_stacks_agree_with_prod_hub() -> None:
 
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"karmadaVersion": "v1.19.0"},
-     "karmada.version: v1.18.2 here but organization/karmada-hub/prod-hub runs Karmada v1.19.0; agents must "
-     "match the control plane (set karmada.version: v1.19.0)"),
+     "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "
+     "compatibility matrix (components/karmada/versions.py) does not know; update the checkout first"),
     ({"ttl": 45},
      "dns.ttl: 30 here but organization/karmada-hub/prod-hub's external-dns uses 45; the failover budget must "
      "count the hub's value (set dns.ttl: 45)"),
@@ -57,6 +57,25 @@ def test_disagreement_is_one_line(changes: dict[str, Any], expected: str) -> Non
     with pytest.raises(ConfigError) as info:
         check_hub_contract(load_stack("prod-fsn1"), _contract(**changes), FILE, HUB)
     assert str(info.value) == f"{FILE}: karmada-hub:{expected}"
+
+
+def test_agents_may_trail_the_hub_but_never_lead_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a newer release in the matrix: a region at v1.18.2 under a v1.19 hub is within skew; a region
+    ahead of its hub is refused with the fix."""
+    import dataclasses
+
+    from components.karmada import versions
+
+    current = versions.RELEASES["v1.18.2"]
+    newer = dataclasses.replace(current, version="v1.19.0")
+    older = dataclasses.replace(current, version="v1.17.4")
+    monkeypatch.setattr(versions, "RELEASES", {**versions.RELEASES, "v1.19.0": newer, "v1.17.4": older})
+    check_hub_contract(load_stack("prod-fsn1"), _contract(karmadaVersion="v1.19.0"), FILE, HUB)
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), _contract(karmadaVersion="v1.17.4"), FILE, HUB)
+    assert str(info.value).startswith(f"{FILE}: karmada-hub:karmada.version: v1.18.2 here but {HUB} runs Karmada "
+                                      "v1.17.4: karmada-agent v1.18.2 must be within")
+    assert str(info.value).endswith("(set karmada.version: v1.17.4)")
 
 
 def test_estimators_need_the_hub_scheduler_side() -> None:
@@ -73,7 +92,7 @@ def test_pulumi_run_stops_with_one_line_on_the_stack_reference() -> None:
     stops the region program with a RunError carrying the one line (no traceback in `pulumi preview`)."""
     hub_plan = run_program(REPO, read_stack(REPO, "prod-hub"))
     outputs = dict(hub_plan.raw_outputs)
-    outputs["fleetContract"] = {**outputs["fleetContract"], "karmadaVersion": "v1.19.0"}
+    outputs["fleetContract"] = {**outputs["fleetContract"], "karmadaVersion": "v1.99.0"}
     secret_names = sorted(k for k, v in hub_plan.outputs.items() if v == "[secret]")
     with pytest.raises(pulumi.RunError, match=r"^stacks/Pulumi\.prod-fsn1\.yaml: karmada-hub:karmada\.version: "):
         run_program(REPO, read_stack(REPO, "prod-fsn1"), {HUB: (outputs, secret_names)})
