@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 from components import preflight, tls
 from components.config import ConfigError, FleetConfig
 from components.documents.fleet import cluster_taint_policy
+from components.documents.traffic import ingress_namespace
 from components.etcd_backup import EtcdBackup
 from components.fleet_dns import FleetDns
 from components.hub_cluster import HubCluster
@@ -40,7 +41,7 @@ def main() -> None:
         bootstrap = KarmadaBootstrap(
             "karmada-bootstrap", config.karmada.version, control_plane.provider,
             ca_bundle(control_plane.pki.ca.cert_pem), webhook=control_plane.webhook,
-            aggregated_apiserver=control_plane.aggregated, extra=[cluster_taint_policy()],
+            aggregated_apiserver=control_plane.aggregated, extra=[cluster_taint_policy(), ingress_namespace()],
         )
         control_plane.start_controllers(bootstrap.ready)
         host, karmada, after = hub.provider, control_plane.provider, bootstrap.ready

@@ -15,10 +15,7 @@ import pulumi_hcloud as hcloud
 
 from components.config import FleetConfig
 from components.documents import traffic as docs
-from components.k8s_objects import apply, apply_rendered
-
-INGRESS_NAMESPACE = "ingress-nginx"
-INGRESS_CONTROLLER = "ingress-nginx-controller"
+from components.k8s_objects import apply_rendered
 
 
 class RegionalTraffic(pulumi.ComponentResource):
@@ -30,7 +27,6 @@ class RegionalTraffic(pulumi.ComponentResource):
         super().__init__("karmada-hub:index:RegionalTraffic", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.lb_ipv4 = {}
-        member_ips: dict[str, pulumi.Output[str]] = {}
         for region_name in regions:
             region = config.regions[region_name]
             members = docs.region_members(config.members, region_name)
@@ -60,25 +56,20 @@ class RegionalTraffic(pulumi.ComponentResource):
                     f"{name}-{region_name}-lb-{member.name}", load_balancer_id=lb.id.apply(int),
                     type=target["type"], label_selector=target["label_selector"],
                     use_private_ip=target["use_private_ip"], opts=targets_opts)
-                member_ips[member.name] = lb.ipv4
             self.lb_ipv4[region_name] = lb.ipv4
+            if karmada_provider is not None:
+                # The namespace belongs to the hub's stack (KarmadaBootstrap extra); this region owns its policy.
+                names = sorted(m.name for m in members)
+                apply_rendered(
+                    "karmada",
+                    lambda ip, names=names, region_name=region_name: docs.ingress_status_overrides(
+                        docs.INGRESS_NAMESPACE, docs.INGRESS_CONTROLLER, dict.fromkeys(names, ip), region=region_name),
+                    [lb.ipv4], pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=after),
+                    placeholder="192.0.2.1")
             if config.dns is not None:
                 record = docs.region_record(region_name, config.dns, "192.0.2.1")
                 hcloud.ZoneRrset(
                     f"{name}-{region_name}-record", zone=record["zone"], name=record["name"], type=record["type"],
                     ttl=record["ttl"], records=[hcloud.ZoneRrsetRecordArgs(value=lb.ipv4)], opts=child)
-
-        if karmada_provider is not None and member_ips:
-            on_hub = pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=after)
-            ns = apply("karmada", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": INGRESS_NAMESPACE}},
-                       on_hub)
-            names = sorted(member_ips)
-            apply_rendered(
-                "karmada",
-                lambda *ips: docs.ingress_status_overrides(INGRESS_NAMESPACE, INGRESS_CONTROLLER,
-                                                           dict(zip(names, ips, strict=True))),
-                [member_ips[n] for n in names],
-                pulumi.ResourceOptions.merge(on_hub, pulumi.ResourceOptions(depends_on=[*after, ns])),
-                placeholder="192.0.2.1")
 
         self.register_outputs({"loadBalancers": self.lb_ipv4})

@@ -59,6 +59,8 @@ def test_prod_hub_owns_the_fleet_names(prod_plans: dict[str, Plan]) -> None:
     args = external_dns["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--txt-owner-id=karmada-hub-prod" in args and "--min-ttl=30s" in args and "--policy=sync" in args
     assert status_refresher.NAME in deployments
+    namespaces = {o["metadata"]["name"] for t, o in objects(hub) if t == "karmada" and o["kind"] == "Namespace"}
+    assert traffic.INGRESS_NAMESPACE in namespaces  # the fleet's, so no region stack owns it
     # its one record is the hub's API name; the regions' drill records belong to the region stacks
     (record,) = [unwrap(r.inputs) for r in _records(hub, "hcloud:index/zoneRrset:ZoneRrset")]
     assert (record["zone"], record["name"], record["type"]) == ("prod.example.com", "api.hub", "A")
@@ -81,6 +83,11 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
         assert unwrap(target.inputs)["usePrivateIp"] is True
         assert attachment.urn in target.dependencies  # targets on private IPs need the attachment first
     assert len(_records(plan, "hcloud:index/zoneRrset:ZoneRrset")) == 1
+    (override,) = [o for t, o in objects(plan) if t == "karmada" and o["kind"] == "OverridePolicy"
+                   and o["metadata"]["namespace"] == traffic.INGRESS_NAMESPACE]
+    assert override["metadata"]["name"] == f"{traffic.INGRESS_CONTROLLER}-publish-status-{region}"
+    assert sorted(r["targetCluster"]["clusterNames"][0] for r in override["spec"]["overrideRules"]) == sorted(
+        m.name for m in config.members)
     # no second owner of the fleet's names: external-dns and the refresher run only in prod-hub
     names = {o["metadata"]["name"] for _, o in objects(plan)}
     assert traffic.EXTERNAL_DNS_NAME not in names and status_refresher.NAME not in names
@@ -124,3 +131,19 @@ def _assert_explicit_providers(stack: str, plan: Plan) -> None:
     offenders = [r.urn for r in plan.records if r.custom and not r.provider and not r.type.startswith("pulumi:")
                  and ("*" in disabled or r.type.split(":")[0] in disabled)]
     assert not offenders, offenders[:5]
+
+
+def test_no_two_prod_stacks_manage_the_same_object(prod_plans: dict[str, Plan]) -> None:
+    """prod-hub and every region stack write to the same karmada-apiserver and host cluster: an object two
+    stacks both manage would flip between their versions on every `up`, and `destroy` of one would delete
+    it under the other. Each (API server, kind, namespace, name) has exactly one owning stack."""
+    owners: dict[tuple[str, str, str, str], list[str]] = {}
+    for stack, plan in prod_plans.items():
+        for target, obj in objects(plan):
+            if target.startswith("member-"):
+                continue  # each member belongs to exactly one region stack
+            meta = obj["metadata"]
+            key = (target, obj["kind"], meta.get("namespace", ""), meta["name"])
+            owners.setdefault(key, []).append(stack)
+    shared = {k: v for k, v in owners.items() if len(v) > 1}
+    assert not shared, shared

@@ -56,6 +56,9 @@ WEBHOOK_METRICS_PORT = 8080
 REGION_RECORD_LABEL = "lb"
 """Per-region drill records are `<region>.lb.<domain>`; external-dns is told to exclude that subtree."""
 
+INGRESS_NAMESPACE = "ingress-nginx"
+INGRESS_CONTROLLER = "ingress-nginx-controller"
+"""The fleet's ingress controller template in karmada-apiserver (the chart's default names)."""
 INGRESS_NGINX_CONTAINER = "controller"
 """Container name in the ingress-nginx chart (`controller.containerName`, charts/ingress-nginx/values.yaml)."""
 INGRESS_NGINX_PUBLISH_FLAG = "--publish-status-address"
@@ -395,11 +398,19 @@ def ttl_guard_policy(dns: DnsConfig) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------- ingress status override
 
 
+def ingress_namespace(namespace: str = INGRESS_NAMESPACE) -> dict[str, Any]:
+    """karmada-apiserver: where the fleet's ingress controller template and its overrides live. Owned by the
+    stack that owns the hub, so no two region stacks manage (or destroy) it."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace,
+                                                              "labels": {"app.kubernetes.io/part-of": "karmada-hub"}}}
+
+
 def ingress_status_overrides(
     namespace: str,
     controller_name: str,
     member_to_lb_ip: Mapping[str, str],
     *,
+    region: str | None = None,
     kind: str = "Deployment",
     container_name: str = INGRESS_NGINX_CONTAINER,
     flag: str = INGRESS_NGINX_PUBLISH_FLAG,
@@ -411,7 +422,9 @@ def ingress_status_overrides(
     supports args overrides on Deployments and DaemonSets). ingress-nginx rejects that flag together with
     `--publish-service` (pkg/flags/flags.go), so the template must not carry `--publish-service` (chart:
     `controller.publishService.enabled=false`). For another controller pass its container and flag, e.g.
-    Traefik `--providers.kubernetesingress.ingressendpoint.ip`. Members sharing a region share an IP."""
+    Traefik `--providers.kubernetesingress.ingressendpoint.ip`. Members sharing a region share an IP.
+    With `region`, the policy is that region's alone (`...-publish-status-<region>`): each region stack owns
+    its own policy, and Karmada applies every OverridePolicy that matches, so the regions never collide."""
     if not member_to_lb_ip:
         raise ValueError("ingress_status_overrides needs at least one member -> LB address")
     if kind not in ("Deployment", "DaemonSet"):
@@ -428,7 +441,8 @@ def ingress_status_overrides(
     return {
         "apiVersion": "policy.karmada.io/v1alpha1",
         "kind": "OverridePolicy",
-        "metadata": {"name": f"{controller_name}-publish-status", "namespace": namespace,
+        "metadata": {"name": f"{controller_name}-publish-status" + (f"-{region}" if region else ""),
+                     "namespace": namespace,
                      "labels": {"app.kubernetes.io/part-of": "karmada-hub"}},
         "spec": {
             "resourceSelectors": [
