@@ -147,3 +147,22 @@ def test_no_two_prod_stacks_manage_the_same_object(prod_plans: dict[str, Plan]) 
             owners.setdefault(key, []).append(stack)
     shared = {k: v for k, v in owners.items() if len(v) > 1}
     assert not shared, shared
+
+
+def test_no_two_prod_stacks_claim_the_same_hetzner_name(prod_plans: dict[str, Plan]) -> None:
+    """Hetzner names are unique per project (servers, LBs, networks, firewalls), and a DNS record set is one
+    (zone, name, type): two stacks claiming one would fail on create or fight over it."""
+    owners: dict[tuple[str, ...], list[str]] = {}
+    for stack, plan in prod_plans.items():
+        for r in plan.records:
+            if not r.type.startswith("hcloud:") or not r.custom:
+                continue
+            inputs = unwrap(r.inputs)
+            if r.type == "hcloud:index/zoneRrset:ZoneRrset":
+                key: tuple[str, ...] = (r.type, inputs["zone"], inputs["name"], inputs["type"])
+            elif "name" in inputs:
+                key = (r.type, inputs["name"])
+            else:
+                continue
+            owners.setdefault(key, []).append(stack)
+    assert owners and not {k: v for k, v in owners.items() if len(v) > 1}
