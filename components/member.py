@@ -62,12 +62,15 @@ class MemberCluster(pulumi.ComponentResource):
         prefix = f"member-{member.name}"
 
         if member.sync_mode == "Push":
-            objs = [apply(prefix, obj, on_member) for obj in docs.push_member_objects(member.name)]
-            read = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=objs)
-            sa_token = k8s.core.v1.Secret.get(
-                f"{name}-sa-token", f"{docs.CLUSTER_NAMESPACE}/{docs.cluster_sa_name(member.name)}", opts=read)
-            imp_token = k8s.core.v1.Secret.get(
-                f"{name}-impersonator-token", f"{docs.CLUSTER_NAMESPACE}/{docs.IMPERSONATOR_SA}", opts=read)
+            # The token Secrets' own outputs carry the token: pulumi-kubernetes waits on create until the
+            # member's token controller has filled a service-account-token Secret (its await logic for
+            # core/v1 Secret), so there is no separate read that could run before the token exists or, in
+            # a preview, before the Secret does.
+            created = {(o["kind"], o["metadata"]["name"]): apply(prefix, o, on_member)
+                       for o in docs.push_member_objects(member.name)}
+            sa_token = created[("Secret", docs.cluster_sa_name(member.name))]
+            imp_token = created[("Secret", docs.IMPERSONATOR_SA)]
+            assert isinstance(sa_token, k8s.core.v1.Secret) and isinstance(imp_token, k8s.core.v1.Secret)
             token = pulumi.Output.secret(sa_token.data.apply(lambda d: _b64decode(d["token"])))
             ca = sa_token.data.apply(lambda d: _b64decode(d["ca.crt"]))
             imp = pulumi.Output.secret(imp_token.data.apply(lambda d: _b64decode(d["token"])))

@@ -284,6 +284,8 @@ class PlanMocks(pulumi.runtime.Mocks):
         elif typ == "hcloud:index/networkSubnet:NetworkSubnet":
             extra = {"gateway": str(next(ipaddress.ip_network(plain["ipRange"]).hosts()))}
             rid = f"{plain.get('networkId')}-{plain['ipRange']}"
+        elif typ == "kubernetes:core/v1:Secret" and plain.get("type") == SA_TOKEN_TYPE:
+            extra = {"data": _sa_token_data(seed)}  # what the provider returns once the token controller filled it
         elif typ == "pulumi-python:dynamic:Resource":
             extra = {k: v for k, v in inputs.items() if k != "__provider"}
         return rid, {**inputs, **extra}
@@ -293,7 +295,7 @@ class PlanMocks(pulumi.runtime.Mocks):
 
 
 def _read_outputs(typ: str, resource_id: str, seed: str) -> dict[str, Any]:
-    """State for `.get()` reads: the CAPI kubeconfig Secret and member service-account tokens."""
+    """State for `.get()` reads: the CAPI kubeconfig Secret (and any service-account token Secret)."""
     if typ == "kubernetes:core/v1:Secret":
         name = resource_id.split("/")[-1]
         if name.endswith("-kubeconfig"):
@@ -301,11 +303,18 @@ def _read_outputs(typ: str, resource_id: str, seed: str) -> dict[str, Any]:
             kubeconfig = offline_kubeconfig(cluster)
             return {"data": {**SECRET_SIG, "value": {"value": base64.b64encode(kubeconfig.encode()).decode()}},
                     "type": "cluster.x-k8s.io/secret"}
-        token = "offline-token-" + seed_bytes("token", seed).hex()[:32]
-        return {"data": {**SECRET_SIG, "value": {"token": base64.b64encode(token.encode()).decode(),
-                                                 "ca.crt": base64.b64encode(b"offline-member-ca").decode()}},
-                "type": "kubernetes.io/service-account-token"}
+        return {"data": _sa_token_data(seed), "type": SA_TOKEN_TYPE}
     return {}
+
+
+SA_TOKEN_TYPE = "kubernetes.io/service-account-token"
+
+
+def _sa_token_data(seed: str) -> dict[str, Any]:
+    """A member token controller's fill-in of a service-account-token Secret (secret-wrapped)."""
+    token = "offline-token-" + seed_bytes("token", seed).hex()[:32]
+    return {**SECRET_SIG, "value": {"token": base64.b64encode(token.encode()).decode(),
+                                    "ca.crt": base64.b64encode(b"offline-member-ca").decode()}}
 
 
 def offline_kubeconfig(cluster: str) -> str:

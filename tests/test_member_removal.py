@@ -64,3 +64,19 @@ def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Pla
     }
     assert expected <= removed, sorted(expected - removed)
     assert not [n for n in removed if "fsn1" in n], "nothing of the other member may go"
+
+
+def test_push_join_takes_the_token_from_the_created_secret_not_a_read(rendered_dev: Plan) -> None:
+    """The Cluster's credentials come from the member's token Secret as created (the provider waits for the
+    token controller); no `.get` of it runs, which in a first preview would read a Secret that does not exist."""
+    import base64
+
+    from hubctl.mocks import unwrap
+
+    reads = [r.name for r in rendered_dev.records if r.options.get("read") and r.type == "kubernetes:core/v1:Secret"]
+    assert reads == ["member-dev-fsn1-a-capi-kubeconfig", "member-dev-hel1-a-capi-kubeconfig"]
+    token_secret = next(r for r in rendered_dev.records
+                        if r.name == "member-dev-fsn1-a-secret-karmada-cluster-karmada-dev-fsn1-a")
+    member_token = base64.b64decode(unwrap(token_secret.outputs)["data"]["token"]).decode()
+    hub_secret = next(r for r in rendered_dev.records if r.name == "karmada-secret-karmada-cluster-dev-fsn1-a")
+    assert base64.b64decode(unwrap(hub_secret.inputs)["data"]["token"]).decode() == member_token
