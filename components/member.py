@@ -134,8 +134,7 @@ class MemberCluster(pulumi.ComponentResource):
 
 
 def _agent_cert(cluster: str, ca: tls.KeyPair, hours: int, parent: pulumi.Resource) -> tls.KeyPair:
-    from components.karmada import pki_spec
-
+    """A Pull agent's client cert, signed by the Karmada CA (pki_spec.agent_cert_spec)."""
     spec = pki_spec.agent_cert_spec(cluster)
     return tls.leaf(f"agent-{cluster}", ca, spec.common_name, spec.usages, hours,
                     pulumi.ResourceOptions(parent=parent), organization=spec.organization[0])

@@ -75,12 +75,6 @@ class KarmadaPki(pulumi.ComponentResource):
         self.admin = self.leaves["admin"]
         self.register_outputs({"caCertPem": self.ca.cert_pem})
 
-    def agent_cert(self, cluster: str, hours: int, opts: pulumi.ResourceOptions) -> tls.KeyPair:
-        """A pull-mode member's karmada-agent client cert, signed by the Karmada CA."""
-        spec = pki_spec.agent_cert_spec(cluster)
-        return tls.leaf(f"agent-{cluster}", self.ca, spec.common_name, spec.usages, hours, opts,
-                        organization=spec.organization[0])
-
 
 def _resources(cpu: str, memory: str) -> dict[str, str]:
     return {"cpu": cpu, "memory": memory}
