@@ -35,8 +35,7 @@ def hub_stack_outputs(repo: Path, config: FleetConfig,
     hub_plan = run_program(repo, hub_cfg)
     preflight.check_hub_contract(config, hub_plan.raw_outputs.get("fleetContract") or {}, stack_file,
                                  config.hub_stack.stack)
-    secret_names = sorted(k for k, v in hub_plan.outputs.items() if v == "[secret]")
-    return {config.hub_stack.stack: (dict(hub_plan.raw_outputs), secret_names)}
+    return {config.hub_stack.stack: hub_plan.as_stack_reference()}
 
 
 def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet: bool = False) -> int:

@@ -81,6 +81,10 @@ class Plan:
     def by_type(self, typ: str) -> list[Record]:
         return [r for r in self.records if r.type == typ]
 
+    def as_stack_reference(self) -> tuple[dict[str, Any], list[str]]:
+        """What a StackReference to this stack reads: its unredacted outputs and which of them are secret."""
+        return dict(self.raw_outputs), sorted(k for k, v in self.outputs.items() if v == REDACTED)
+
 
 def _engine_urn(parent: str, type_: str, name: str) -> str:
     """URNs as the engine makes them: the full parent type chain, nothing for the root stack."""

@@ -36,6 +36,15 @@ def rendered_dev() -> Any:
     return run_program(REPO, read_stack(REPO, "dev"))
 
 
+@pytest.fixture(scope="session")
+def rendered_prod_hub() -> Any:
+    """prod-hub run once offline; region-stack tests read its outputs as their StackReference."""
+    from hubctl.plan import run_program
+    from hubctl.stackfile import read_stack
+
+    return run_program(REPO, read_stack(REPO, "prod-hub"))
+
+
 @pytest.fixture
 def tool() -> Any:
     """`tool("openssl")` inside a test: the same as `require_tool`, as a fixture for convenience."""

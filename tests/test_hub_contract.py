@@ -87,13 +87,11 @@ def test_estimators_need_the_hub_scheduler_side() -> None:
         check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
 
 
-def test_pulumi_run_stops_with_one_line_on_the_stack_reference() -> None:
+def test_pulumi_run_stops_with_one_line_on_the_stack_reference(rendered_prod_hub: Any) -> None:
     """Under the mock runtime the StackReference returns the given outputs: a hub at another Karmada version
     stops the region program with a RunError carrying the one line (no traceback in `pulumi preview`)."""
-    hub_plan = run_program(REPO, read_stack(REPO, "prod-hub"))
-    outputs = dict(hub_plan.raw_outputs)
+    outputs, secret_names = rendered_prod_hub.as_stack_reference()
     outputs["fleetContract"] = {**outputs["fleetContract"], "karmadaVersion": "v1.99.0"}
-    secret_names = sorted(k for k, v in hub_plan.outputs.items() if v == "[secret]")
     with pytest.raises(pulumi.RunError, match=r"^stacks/Pulumi\.prod-fsn1\.yaml: karmada-hub:karmada\.version: "):
         run_program(REPO, read_stack(REPO, "prod-fsn1"), {HUB: (outputs, secret_names)})
 

@@ -24,16 +24,13 @@ REGIONS = {"prod-fsn1": "eu-fsn", "prod-hel1": "eu-hel", "prod-ash": "us-ash"}
 
 
 @pytest.fixture(scope="module")
-def prod_plans() -> dict[str, Plan]:
-    """prod-hub once, then each region stack with the hub plan's outputs as its StackReference."""
-    hub_cfg, _ = load_config(REPO, "prod-hub")
-    hub = run_program(REPO, hub_cfg)
-    secret_names = sorted(k for k, v in hub.outputs.items() if v == "[secret]")
-    plans = {"prod-hub": hub}
+def prod_plans(rendered_prod_hub: Plan) -> dict[str, Plan]:
+    """prod-hub, then each region stack with the hub plan's outputs as its StackReference."""
+    plans = {"prod-hub": rendered_prod_hub}
     for stack in REGIONS:
         cfg, config = load_config(REPO, stack)
         assert config.hub_stack is not None
-        plans[stack] = run_program(REPO, cfg, {config.hub_stack.stack: (dict(hub.raw_outputs), secret_names)})
+        plans[stack] = run_program(REPO, cfg, {config.hub_stack.stack: rendered_prod_hub.as_stack_reference()})
     return plans
 
 
