@@ -11,6 +11,7 @@ import pulumi
 
 from components import tls
 from components.config import FleetConfig
+from components.documents import agent_script
 from components.documents import etcd_backup as docs
 from components.k8s_objects import apply, apply_rendered
 from components.karmada import pki_spec, versions
@@ -29,7 +30,7 @@ class EtcdBackup(pulumi.ComponentResource):
                         config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self))
         files = {"etcd/ca.crt": etcd_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
-        source = docs.script_source()
+        source = agent_script.source(docs.SCRIPT_KEY)
         deps = [
             apply("host", docs.pki_secret(files), on_host),
             apply_rendered("host", docs.credentials_secret,

@@ -13,6 +13,7 @@ import pulumi
 
 from components import tls
 from components.config import FleetConfig
+from components.documents import agent_script
 from components.documents import status_refresher as refresher
 from components.documents import traffic as docs
 from components.k8s_objects import apply, apply_rendered
@@ -54,7 +55,7 @@ class FleetDns(pulumi.ComponentResource):
         # The status refresher: its own client cert (the RBAC above names its CN), the script, two replicas.
         refresher_cert = tls.leaf(f"{name}-status-refresher", karmada_ca, refresher.USER, tls.USES["client"], hours,
                                   pulumi.ResourceOptions(parent=self))
-        source = refresher.script_source()
+        source = agent_script.source(refresher.SCRIPT_KEY)
         refresher_deps = [
             apply_rendered("host", refresher.cert_secret,
                            [karmada_ca.cert_pem, refresher_cert.cert_pem, pulumi.Output.secret(refresher_cert.key_pem)],

@@ -12,34 +12,24 @@ Plain dicts, no Pulumi; certificates and credentials arrive as arguments.
 from __future__ import annotations
 
 import base64
-import hashlib
-from pathlib import Path
 from typing import Any
 
 from components.config import EtcdBackupConfig
+from components.documents import agent_script
 from components.karmada import flags, manifests
-from components.karmada.versions import STATUS_REFRESHER_IMAGE
 from components.pod_security import NON_ROOT_UID, container_security_context
 
 NAME = "etcd-backup"
 NAMESPACE = flags.NAMESPACE
-SCRIPT = Path(__file__).resolve().parents[2] / "agents" / "etcd_backup_upload.py"
 SCRIPT_KEY = "etcd_backup_upload.py"
-SCRIPT_DIR = "/opt/karmada-hub"
 PKI_SECRET = NAME + manifests.PKI_SECRET_SUFFIX
 CREDENTIALS_SECRET = f"{NAME}-s3"
-UPLOADER_IMAGE = STATUS_REFRESHER_IMAGE
-"""Any CPython >= 3.11; the same pinned image as the status refresher, so one image to mirror."""
 
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": "karmada-hub"}
 
 
 def _meta(name: str) -> dict[str, Any]:
     return {"name": name, "namespace": NAMESPACE, "labels": dict(_LABELS)}
-
-
-def script_source() -> str:
-    return SCRIPT.read_text()
 
 
 def pki_files() -> list[str]:
@@ -65,7 +55,7 @@ def credentials_secret(access_key: str, secret_key: str) -> dict[str, Any]:
 
 
 def script_configmap(source: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(NAME), "data": {SCRIPT_KEY: source}}
+    return agent_script.configmap(_meta(NAME), SCRIPT_KEY, source)
 
 
 def uploader_args(backup: EtcdBackupConfig, stack: str) -> list[str]:
@@ -96,16 +86,15 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str)
     }
     upload = {
         "name": "upload",
-        "image": UPLOADER_IMAGE,
+        "image": agent_script.IMAGE,
         "imagePullPolicy": "IfNotPresent",
-        "command": ["python3", "-u", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
+        "command": agent_script.command(SCRIPT_KEY),
         "args": uploader_args(backup, stack),
-        "env": [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}],
+        "env": list(agent_script.ENV),
         "envFrom": [{"secretRef": {"name": CREDENTIALS_SECRET}}],
         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
         "securityContext": container_security_context(),
-        "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True}, {**backup_mount,
-                                                                                          "readOnly": True}],
+        "volumeMounts": [agent_script.mount(), {**backup_mount, "readOnly": True}],
     }
     return {
         "apiVersion": "batch/v1",
@@ -122,9 +111,7 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str)
                 "backoffLimit": 2,
                 "activeDeadlineSeconds": 1800,
                 "template": {
-                    "metadata": {"labels": dict(_LABELS),
-                                 "annotations": {"karmada-hub.io/script-sha256":
-                                                 hashlib.sha256(source.encode()).hexdigest()}},
+                    "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
                     "spec": {
                         "restartPolicy": "Never",
                         "automountServiceAccountToken": False,
@@ -135,7 +122,7 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str)
                         "containers": [upload],
                         "volumes": [
                             pki_volume,
-                            {"name": "script", "configMap": {"name": NAME}},
+                            agent_script.volume(NAME),
                             {"name": "backup", "emptyDir": {"sizeLimit": "8Gi"}},
                         ],
                     },

@@ -15,13 +15,11 @@ Plain dicts, no Pulumi; the certificate arrives as an argument.
 from __future__ import annotations
 
 import base64
-import hashlib
-from pathlib import Path
 from typing import Any
 
+from components.documents import agent_script
 from components.documents.traffic import EXTERNAL_DNS_NAMESPACE
 from components.karmada import flags
-from components.karmada.versions import STATUS_REFRESHER_IMAGE
 from components.pod_security import NON_ROOT_UID, container_security_context
 
 NAME = "status-refresher"
@@ -29,11 +27,9 @@ NAMESPACE = EXTERNAL_DNS_NAMESPACE
 """Beside external-dns: both are the DNS half of failover, and neither needs the host API."""
 USER = "system:karmada:status-refresher"
 """CN of its client certificate; the karmada-apiserver RBAC below names this user."""
-SCRIPT = Path(__file__).resolve().parents[2] / "agents" / "status_refresher.py"
 SCRIPT_KEY = "status_refresher.py"
 CONFIGMAP = NAME
 CERT_SECRET = f"{NAME}-karmada-client"
-SCRIPT_DIR = "/opt/karmada-hub"
 CERT_DIR = "/etc/karmada-hub/pki"
 HEALTH_PORT = 8080
 REPLICAS = 2
@@ -49,10 +45,6 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     if namespace is not None:
         meta["namespace"] = namespace
     return meta
-
-
-def script_source() -> str:
-    return SCRIPT.read_text()
 
 
 def karmada_rbac() -> list[dict[str, Any]]:
@@ -82,8 +74,7 @@ def karmada_rbac() -> list[dict[str, Any]]:
 
 def script_configmap(source: str) -> dict[str, Any]:
     """host: the program itself."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(CONFIGMAP, NAMESPACE),
-            "data": {SCRIPT_KEY: source}}
+    return agent_script.configmap(_meta(CONFIGMAP, NAMESPACE), SCRIPT_KEY, source)
 
 
 def cert_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
@@ -114,7 +105,6 @@ def deployment(period_seconds: int, source: str) -> dict[str, Any]:
     """host: two replicas on different servers. `source` only feeds the template's checksum annotation, so
     a new script version rolls the pods (a ConfigMap change alone would not)."""
     selector = {"app.kubernetes.io/name": NAME}
-    checksum = hashlib.sha256(source.encode()).hexdigest()
     probe = {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 10, "timeoutSeconds": 3}
     return {
         "apiVersion": "apps/v1",
@@ -125,7 +115,7 @@ def deployment(period_seconds: int, source: str) -> dict[str, Any]:
             "revisionHistoryLimit": 3,
             "selector": {"matchLabels": selector},
             "template": {
-                "metadata": {"labels": dict(_LABELS), "annotations": {"karmada-hub.io/script-sha256": checksum}},
+                "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
                 "spec": {
                     "automountServiceAccountToken": False,
                     "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
@@ -134,23 +124,23 @@ def deployment(period_seconds: int, source: str) -> dict[str, Any]:
                         {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}]}},
                     "containers": [{
                         "name": NAME,
-                        "image": STATUS_REFRESHER_IMAGE,
+                        "image": agent_script.IMAGE,
                         "imagePullPolicy": "IfNotPresent",
-                        "command": ["python3", "-u", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
+                        "command": agent_script.command(SCRIPT_KEY),
                         "args": args(period_seconds),
-                        "env": [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}],
+                        "env": list(agent_script.ENV),
                         "ports": [{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
                         "livenessProbe": {**probe, "initialDelaySeconds": 10, "failureThreshold": 3},
                         "readinessProbe": {**probe, "failureThreshold": 1},
                         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
                         "securityContext": container_security_context(),
                         "volumeMounts": [
-                            {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
+                            agent_script.mount(),
                             {"name": "pki", "mountPath": CERT_DIR, "readOnly": True},
                         ],
                     }],
                     "volumes": [
-                        {"name": "script", "configMap": {"name": CONFIGMAP}},
+                        agent_script.volume(CONFIGMAP),
                         {"name": "pki", "secret": {"secretName": CERT_SECRET, "defaultMode": 0o440}},
                     ],
                 },
