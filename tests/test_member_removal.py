@@ -4,28 +4,24 @@ the member, its scheduler-estimator on the host, its LB target and its share of 
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from typing import Any
 
 from hubctl.plan import Plan, run_program
-from hubctl.stackfile import read_stack
-from tests.support.tools import REPO
+from tests.support.tools import REPO, edited_stack
 
 
 def _without(member: str) -> Plan:
-    stack = read_stack(REPO, "dev")
-    config = dict(stack.config)
-    members = [m for m in json.loads(config["karmada-hub:members"]) if m["name"] != member]
-    tenants = json.loads(config["karmada-hub:tenants"])
-    for tenant in tenants:
-        tenant["placement"].get("weights", {}).pop(member, None)
-        quota = tenant.get("quota")
-        if quota:
-            quota["staticAssignments"] = [a for a in quota["staticAssignments"] if a["cluster"] != member]
-    config["karmada-hub:members"] = json.dumps(members)
-    config["karmada-hub:tenants"] = json.dumps(tenants)
-    return run_program(REPO, dataclasses.replace(stack, config=config))
+    def members(value: list[dict[str, Any]]) -> None:
+        value[:] = [m for m in value if m["name"] != member]
+
+    def tenants(value: list[dict[str, Any]]) -> None:
+        for tenant in value:
+            tenant["placement"].get("weights", {}).pop(member, None)
+            quota = tenant.get("quota")
+            if quota:
+                quota["staticAssignments"] = [a for a in quota["staticAssignments"] if a["cluster"] != member]
+
+    return run_program(REPO, edited_stack("dev", {"members": members, "tenants": tenants}))
 
 
 def _by_urn(plan: Plan) -> dict[str, Any]:

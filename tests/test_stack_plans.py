@@ -18,7 +18,7 @@ from hubctl.mocks import unwrap
 from hubctl.plan import Plan, render_files, run_program
 from hubctl.policy_check import check_plan
 from tests.support.rendered import objects
-from tests.support.tools import REPO
+from tests.support.tools import REPO, edited_stack
 
 REGIONS = {"prod-fsn1": "eu-fsn", "prod-hel1": "eu-hel", "prod-ash": "us-ash"}
 
@@ -91,16 +91,11 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
 
 
 def test_without_a_network_id_the_lb_uses_public_ips() -> None:
-    import dataclasses
+    def no_network(regions: dict[str, Any]) -> None:
+        for region in regions.values():
+            region.pop("networkId")
 
-    from hubctl.stackfile import read_stack
-
-    cfg = read_stack(REPO, "dev")
-    regions = json.loads(cfg.config["karmada-hub:regions"])
-    for region in regions.values():
-        region.pop("networkId")
-    cfg = dataclasses.replace(cfg, config={**cfg.config, "karmada-hub:regions": json.dumps(regions)})
-    plan = run_program(REPO, cfg)
+    plan = run_program(REPO, edited_stack("dev", {"regions": no_network}))
     attachments = _records(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork")
     assert all("HubCluster" in r.urn for r in attachments)  # only the hub's own API LB joins a network
     targets = [r for r in _records(plan, "hcloud:index/loadBalancerTarget:LoadBalancerTarget")

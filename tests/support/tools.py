@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,23 @@ def load_stack(stack: str = "dev", **overrides: Any) -> Any:
 
     raw, secrets = stack_values(stack)
     return FleetConfig.from_mapping({**raw, **overrides}, f"stacks/Pulumi.{stack}.yaml", secrets)
+
+
+def edited_stack(stack: str, edits: Mapping[str, Callable[[Any], None]], repo: Path = REPO) -> Any:
+    """The stack as `hubctl plan` reads it, each named `karmada-hub:<key>` value (structured config, JSON)
+    edited in place by its function; ready for `hubctl.plan.run_program`."""
+    import dataclasses
+    import json
+
+    from hubctl.stackfile import read_stack
+
+    stack_cfg = read_stack(repo, stack)
+    config = dict(stack_cfg.config)
+    for key, edit in edits.items():
+        value = json.loads(config[f"karmada-hub:{key}"])
+        edit(value)
+        config[f"karmada-hub:{key}"] = json.dumps(value)
+    return dataclasses.replace(stack_cfg, config=config)
 
 
 PROGRAM_PARTS = ("agents", "components", "hubctl", "stacks")
