@@ -195,7 +195,7 @@ class HubCluster(pulumi.ComponentResource):
         # certificate too and needs no DNS record to exist (or to have propagated) on the first `up`.
         self.kubeconfig = admin_kubeconfig(self.api_endpoint)
         by_address = admin_kubeconfig(lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}"))
-        self.api_record = self._api_record(name, config, lb.ipv4)
+        self._api_record(name, config, lb.ipv4)
         self.readiness = ApiReadiness(
             f"{name}-api-ready",
             url=lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}/readyz"),

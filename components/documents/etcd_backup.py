@@ -1,7 +1,7 @@
 """etcd backup documents: a CronJob on the hub's host cluster that snapshots Karmada's etcd and ships it off.
 
 One pod per run, two steps: an init container from the pinned etcd image runs `etcdctl snapshot save`
-(flags.etcdctl_snapshot_args) with its own client certificate into an emptyDir; then
+(flags.etcdctl_flags + ETCDCTL_SNAPSHOT_SAVE) with its own client certificate into an emptyDir; then
 `agents/etcd_backup_upload.py` puts the file into S3-compatible object storage under
 `<prefix>/<stack>/<UTC time>.db` and deletes the oldest beyond `retain`. A snapshot that never leaves
 the hub's servers is not a backup, so there is no local-only mode. Restore: docs/runbooks/restore-etcd.md.
@@ -34,7 +34,7 @@ def _meta(name: str) -> dict[str, Any]:
 
 def pki_files() -> list[str]:
     """The PKI files the snapshot step's flags name (relative to flags.PKI_DIR)."""
-    return manifests.pki_files([a for a in flags.etcdctl_snapshot_args() if a.startswith("--")])
+    return manifests.pki_files(flags.etcdctl_flags())
 
 
 def pki_secret(files: dict[str, str]) -> dict[str, Any]:
@@ -78,7 +78,7 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str)
         "image": etcd_image,
         "imagePullPolicy": "IfNotPresent",
         "command": [flags.ETCDCTL],
-        "args": flags.etcdctl_snapshot_args(),
+        "args": [*flags.etcdctl_flags(), *flags.ETCDCTL_SNAPSHOT_SAVE],
         "env": [{"name": "ETCDCTL_API", "value": "3"}],
         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
         "securityContext": container_security_context(),

@@ -329,8 +329,12 @@ ETCD_BACKUP_DIR = "/backup"
 ETCD_SNAPSHOT_PATH = f"{ETCD_BACKUP_DIR}/snapshot.db"
 
 
-def etcdctl_snapshot_args(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMAIN) -> list[str]:
-    """`etcdctl snapshot save` against the client Service with the backup client cert (etcd CA).
+ETCDCTL_SNAPSHOT_SAVE = ("snapshot", "save", ETCD_SNAPSHOT_PATH)
+"""The subcommand after `etcdctl_flags()`; kept apart so the flags parse like every other component's."""
+
+
+def etcdctl_flags(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMAIN) -> list[str]:
+    """etcdctl's global flags for the backup: the client Service with the backup client cert (etcd CA).
 
     One endpoint: `snapshot save` refuses several ("snapshot must be requested to one selected node"); the
     Service picks a live member. Global flags that etcdctl 3.4 and 3.6 both accept."""
@@ -342,7 +346,6 @@ def etcdctl_snapshot_args(namespace: str = NAMESPACE, cluster_domain: str = CLUS
         f"--key={PATHS['etcd/backup-client.key']}",
         "--dial-timeout=10s",
         "--command-timeout=300s",
-        "snapshot", "save", ETCD_SNAPSHOT_PATH,
     ]
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.karmada import flags
+from components.karmada.pki_spec import estimator_service_name
 from components.pod_security import NON_ROOT_UID, container_security_context
 
 PART_OF = "karmada"
@@ -281,8 +282,6 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
     named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
     the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
     `<name>-member-kubeconfig`) at flags.MEMBER_KUBECONFIG_PATH."""
-    from components.karmada.pki_spec import estimator_service_name
-
     name = estimator_service_name(cluster)
     kube_dir, kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)
     return Workload(
