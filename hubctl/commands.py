@@ -23,7 +23,7 @@ def load_config(repo: Path, stack: str) -> tuple[StackConfig, FleetConfig]:
 
 
 def hub_stack_outputs(repo: Path, config: FleetConfig,
-                      stack_file: str = "") -> dict[str, tuple[dict[str, Any], list[str]]]:
+                      stack_file: str) -> dict[str, tuple[dict[str, Any], list[str]]]:
     """Offline stand-in for a region stack's StackReference: the hub stack's own offline plan outputs,
     after the same agreement check the region role runs on the real reference."""
     if config.hub_stack is None:
