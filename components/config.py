@@ -542,16 +542,13 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
-            if isinstance(m.credentials, SecretCredentials) and m.credentials.config_key not in self.secrets:
-                raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} "
-                            "< kubeconfig)", k=m.credentials.config_key, loc=("members", i, "credentials", "configKey"))
+            if isinstance(m.credentials, SecretCredentials):
+                self._require_secret(m.credentials.config_key, "< kubeconfig",
+                                     ("members", i, "credentials", "configKey"))
         backup = self.karmada.etcd.backup
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):
-                key = getattr(backup, field)
-                if key not in self.secrets:
-                    raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} "
-                                "<value>)", k=key, loc=("karmada", "etcd", "backup", _alias(field)))
+                self._require_secret(getattr(backup, field), "<value>", ("karmada", "etcd", "backup", _alias(field)))
         if self.hub is not None:
             try:
                 versions.check_hub_kubernetes(self.karmada.version, self.hub.k3s_version)
@@ -609,9 +606,13 @@ class FleetConfig(Model):
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
                         "{example})", example=self.hub.name if self.hub else "karmada-hub-prod",
                         loc=("dns", "txtOwnerId"))
-        if self.dns.token_config_key not in self.secrets:
-            raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} <token>)",
-                        k=self.dns.token_config_key, loc=("dns", "tokenConfigKey"))
+        self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
+
+    def _require_secret(self, key: str, value_hint: str, loc: tuple[str | int, ...]) -> None:
+        """A stack secret the config names must be set; the error says the command that sets it."""
+        if key not in self.secrets:
+            raise _fail("secret", "stack secret karmada-hub:{k} is not set (pulumi config set --secret {k} {hint})",
+                        k=key, hint=value_hint, loc=loc)
 
     # ------------------------------------------------------------------ loading
 
