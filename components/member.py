@@ -112,7 +112,7 @@ class MemberCluster(pulumi.ComponentResource):
         cert = tls.leaf(spec.name, karmada_ca, spec.common_name, spec.usages,
                         config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
                         dns_names=spec.dns_names)
-        image = f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-scheduler-estimator:{config.karmada.version}"
+        image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
         workload = manifests.scheduler_estimator_workload(member.name, image)
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}

@@ -358,7 +358,7 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                     "affinity": _anti_affinity(labels, required=False),
                     "containers": [{
                         "name": AGENT_NAME,
-                        "image": f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-agent:{version}",
+                        "image": versions.karmada_image("karmada-agent", version),
                         "imagePullPolicy": "IfNotPresent",
                         "command": ["/bin/karmada-agent"],
                         "args": list(args),

@@ -101,7 +101,6 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         pki = self.pki
         quota = any(t.quota is not None and t.quota.enforce for t in config.tenants)
         failover = flags.FailoverSettings.from_config(config.failover)
-        karmada_image = f"{versions.KARMADA_IMAGE_REGISTRY}/{{}}:{karmada.version}"
         kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
         ns = apply("host", manifests.namespace(), host)
@@ -219,7 +218,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         gates: dict[str, bool] = {}
         self.workloads: dict[str, pulumi.CustomResource] = {"karmada-apiserver": apiserver}
         self.aggregated = deploy(manifests.Workload(
-            name="karmada-aggregated-apiserver", image=karmada_image.format("karmada-aggregated-apiserver"),
+            name="karmada-aggregated-apiserver",
+            image=versions.karmada_image("karmada-aggregated-apiserver", karmada.version),
             command=flags.COMMANDS["karmada-aggregated-apiserver"],
             args=flags.aggregated_apiserver_args(feature_gates=gates), replicas=reps.aggregated_apiserver,
             ports={"https": flags.AGGREGATED_APISERVER_PORT},
@@ -230,7 +230,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         apply("host", manifests.service("karmada-aggregated-apiserver",
                                         {"https": (443, flags.AGGREGATED_APISERVER_PORT)}), host_ns)
         self.webhook = deploy(manifests.Workload(
-            name="karmada-webhook", image=karmada_image.format("karmada-webhook"),
+            name="karmada-webhook", image=versions.karmada_image("karmada-webhook", karmada.version),
             command=flags.COMMANDS["karmada-webhook"],
             args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota),
             replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080, "health": 8000},
@@ -241,7 +241,6 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         apply("host", manifests.service("karmada-webhook", {"https": (443, flags.WEBHOOK_PORT)}), host_ns)
         self.workloads.update({"karmada-aggregated-apiserver": self.aggregated, "karmada-webhook": self.webhook})
         self._deploy = deploy
-        self._karmada_image = karmada_image
         self._kube_image = kube_image
         self._quota = quota
         self._failover = failover
@@ -263,7 +262,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             requests=_resources("200m", "256Mi"),
         ), after=bootstrap)
         self.workloads["karmada-scheduler"] = deploy(manifests.Workload(
-            name="karmada-scheduler", image=self._karmada_image.format("karmada-scheduler"),
+            name="karmada-scheduler",
+            image=versions.karmada_image("karmada-scheduler", self._config.karmada.version),
             command=flags.COMMANDS["karmada-scheduler"], args=flags.scheduler_args(enable_estimator=estimators),
             replicas=reps.scheduler, ports={"metrics": 8080, "health": 10351},
             liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
@@ -271,7 +271,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             requests=_resources("100m", "128Mi"),
         ), after=bootstrap)
         self.workloads["karmada-controller-manager"] = deploy(manifests.Workload(
-            name="karmada-controller-manager", image=self._karmada_image.format("karmada-controller-manager"),
+            name="karmada-controller-manager",
+            image=versions.karmada_image("karmada-controller-manager", self._config.karmada.version),
             command=flags.COMMANDS["karmada-controller-manager"],
             args=flags.controller_manager_args(enable_failover=True, quota_enforcement=self._quota,
                                                failover=self._failover),

@@ -53,6 +53,12 @@ AGENT_PYTHON_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
 """Runs the stdlib-only programs in agents/ (mounted from ConfigMaps); any CPython >= 3.11 works."""
 
 KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
+
+
+def karmada_image(component: str, version: str) -> str:
+    """`docker.io/karmada/<component>:<version>`: every Karmada binary ships as its own image per tag."""
+    return f"{KARMADA_IMAGE_REGISTRY}/{component}:{version}"
+
 KUBE_IMAGE_REGISTRY = "registry.k8s.io"
 
 _SEMVER = re.compile(r"^v(\d+)\.(\d+)(?:\.(\d+))?")
