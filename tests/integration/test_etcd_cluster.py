@@ -1,13 +1,14 @@
-"""Integration: a real 3-member etcd started with `flags.etcd_args()` and certs minted from `pki_spec`.
+"""Integration: a real 3-member etcd started with the StatefulSet args and the certificates the dev plan renders.
 
 What the harness substitutes (and nothing more; see etcd_harness):
 - `$(POD_NAME)` is expanded to etcd-0/1/2 per member, exactly as kubelet expands container args.
 - `/etc/karmada/pki/etcd/{ca.crt,server.crt,server.key,peer.crt,peer.key}` point at temp files holding
-  certs minted here (with `cryptography`) from `pki_spec.cert_specs()`.
+  the rendered `etcd-pki` Secret's certificates (the offline plan's real keys).
 - `--data-dir=/var/lib/etcd` points at a per-member temp dir.
 No bind rewrite: each member has its own network namespace, so `0.0.0.0` listen URLs are used as
 rendered, and `etcd-N.etcd.karmada-system.svc.cluster.local` resolve through per-namespace
-/etc/hosts to the members' addresses on a private bridge. The test talks to members through the v3
+/etc/hosts to the members' addresses on a private bridge (plus the `etcd-client` Service name, mapped
+to the first member, for the backup job's etcdctl). The test talks to members through the v3
 gRPC-gateway JSON API over mTLS, verifying each server cert for the member's advertised DNS name.
 
 Skips when /usr/bin/etcd or network namespaces are unavailable, unless KARMADA_HUB_REQUIRE_TOOLS=1
@@ -26,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 
 from components.karmada.flags import (
     CLUSTER_DOMAIN,
@@ -36,8 +36,7 @@ from components.karmada.flags import (
     PKI_DIR,
     flag_values,
 )
-from components.karmada.pki_spec import ETCD_CA, cert_specs
-from tests.integration.etcd_harness import EtcdCluster, HarnessError, mint_ca, mint_leaf, netns_unavailable_reason
+from tests.integration.etcd_harness import EtcdCluster, HarnessError, netns_unavailable_reason
 
 pytestmark = pytest.mark.integration
 
@@ -49,18 +48,6 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("KARMADA_HUB_REQUIRE_TOOLS") == "1":
         pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
     pytest.skip(reason)
-
-
-def etcd_pki() -> tuple[dict[str, bytes], bytes, bytes]:
-    """The etcd CA, server, peer and apiserver-etcd-client certs from pki_spec."""
-    specs = {s.name: s for s in cert_specs([], [], REPLICAS)}
-    ca, ca_key = mint_ca(ETCD_CA)
-    server_crt, server_key = mint_leaf(specs["etcd-server"], ca, ca_key)
-    peer_crt, peer_key = mint_leaf(specs["etcd-peer"], ca, ca_key)
-    client_crt, client_key = mint_leaf(specs["apiserver-etcd-client"], ca, ca_key)
-    files = {"ca.crt": ca.public_bytes(serialization.Encoding.PEM), "server.crt": server_crt,
-             "server.key": server_key, "peer.crt": peer_crt, "peer.key": peer_key}
-    return files, client_crt, client_key
 
 
 # ------------------------------------------------------------------------------------ fixture
