@@ -59,11 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("rollout", help="preview and up every stack of an environment in waves (needs the Pulumi CLI)")
     args = parser.parse_args(argv)
     from components.config import ConfigError
+    from components.karmada.crds import CrdIntegrityError
     from hubctl.plan import SecretLeak
 
     try:
         return int(args.func(args))
-    except ConfigError as err:
+    except (ConfigError, CrdIntegrityError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except SecretLeak as err:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from components.config import DnsConfig, FleetConfig, HealthCheckConfig, Ingress
 from components.documents import traffic
 from components.karmada.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 from hubctl.stackfile import placeholder
-from tests.support.schemas import validate_karmada
+from tests.support.schemas import crds_dir, validate_karmada
 from tests.support.tools import load_stack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +30,6 @@ K8S_MINOR = "1.34"
 TOKEN = "hcloud-token-0123456789abcdefSECRET"
 
 
-def crds_dir() -> Path:
-    return Path(os.environ.get("KARMADA_HUB_CRDS_DIR", ROOT.parent / "shared" / "karmada" / "crds"))
 
 
 

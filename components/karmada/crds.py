@@ -3,8 +3,9 @@
 The repo never carries upstream CRD files: `pulumi up` downloads each one from the release tag
 (`raw.githubusercontent.com/karmada-io/karmada/<tag>/charts/karmada/_crds/bases/<path>`), checks it
 against the digest recorded here for that version, and refuses anything else. Offline (tests, the
-plan) the same bytes come from a local copy: `KARMADA_HUB_CRDS_DIR`, the workspace's
-`../shared/karmada/crds`, or a cache filled by an earlier download; the digests are checked there too.
+plan) the same bytes come from a local copy: `KARMADA_HUB_CRDS_DIR`, the workspace's `shared/karmada/crds`
+(beside this checkout, or beside the local checkout it was cloned from), or a cache filled by an earlier
+download; the digests are checked there too.
 The two binding CRDs get the conversion webhook the chart's kustomize patches add.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -59,10 +62,45 @@ def _cache_dir(version: str) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "karmada-hub" / "crds" / version
 
 
+CRDS_DIR_ENV = "KARMADA_HUB_CRDS_DIR"
+WORKSPACE_VERSION = "v1.18.2"
+"""The release the workspace's copy (`shared/karmada/crds`, see shared/karmada/SOURCE.md) is of."""
+
+
+def _local_origin(repo: Path) -> Path | None:
+    """The checkout this one was cloned from, when `origin` is a local path (`git clone /work/main /tmp/x`)."""
+    try:
+        url = subprocess.run(["git", "-C", str(repo), "config", "--get", "remote.origin.url"], capture_output=True,
+                             text=True, timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    url = url.removeprefix("file://")
+    if not url or "://" in url or (":" in url and not url.startswith(("/", "."))):
+        return None  # a remote (https, ssh, scp-like): nothing beside it on this machine
+    origin = (repo / url).resolve()
+    return origin if origin.is_dir() else None
+
+
+def workspace_crds_dir(repo: Path = REPO_ROOT) -> Path | None:
+    """The workspace's copy of the pinned release's CRDs (never in the repo): `shared/karmada/crds` beside
+    this checkout, or beside the local checkout it was cloned from."""
+    for root in (repo, _local_origin(repo)):
+        if root is not None and (root.parent / "shared" / "karmada" / "crds").is_dir():
+            return root.parent / "shared" / "karmada" / "crds"
+    return None
+
+
+def crds_source_dir() -> Path | None:
+    """Where offline readers (tests, the plan) take CRD files from: `KARMADA_HUB_CRDS_DIR`, else the workspace."""
+    override = os.environ.get(CRDS_DIR_ENV)
+    return Path(override) if override else workspace_crds_dir()
+
+
 def local_dirs(version: str) -> list[Path]:
-    dirs = [Path(os.environ["KARMADA_HUB_CRDS_DIR"])] if os.environ.get("KARMADA_HUB_CRDS_DIR") else []
-    if version == "v1.18.2":  # the workspace's copy is of this tag (shared/karmada/SOURCE.md)
-        dirs.append(REPO_ROOT.parent / "shared" / "karmada" / "crds")
+    dirs = [Path(os.environ[CRDS_DIR_ENV])] if os.environ.get(CRDS_DIR_ENV) else []
+    workspace = workspace_crds_dir() if version == WORKSPACE_VERSION else None
+    if workspace is not None:
+        dirs.append(workspace)
     dirs.append(_cache_dir(version))
     return dirs
 
@@ -81,10 +119,15 @@ def fetch(version: str, rel: str, allow_download: bool) -> bytes:
         if path.is_file():
             return _verified(rel, path.read_bytes(), expected, str(path))
     if not allow_download:
-        raise CrdIntegrityError(f"CRD {rel} of Karmada {version} not found offline (set KARMADA_HUB_CRDS_DIR)")
+        raise CrdIntegrityError(f"CRD {rel} of Karmada {version} not found offline (set {CRDS_DIR_ENV})")
     url = crd_url(version, rel)
-    with urllib.request.urlopen(url, timeout=30) as resp:
-        data = _verified(rel, resp.read(), expected, url)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            data = _verified(rel, resp.read(), expected, url)
+    except (urllib.error.URLError, OSError) as err:
+        raise CrdIntegrityError(f"CRD {rel} of Karmada {version}: no local copy and the download from {url} failed "
+                                f"({getattr(err, 'reason', err)}); set {CRDS_DIR_ENV} to a directory with the "
+                                "release's CRDs") from None
     cached = _cache_dir(version) / rel
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_bytes(data)

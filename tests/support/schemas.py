@@ -20,7 +20,6 @@ import base64
 import binascii
 import copy
 import functools
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,8 +31,9 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
+from components.karmada.crds import CRDS_DIR_ENV, crds_source_dir
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CRDS_ENV = "KARMADA_HUB_CRDS_DIR"
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -167,16 +167,16 @@ class _Crd:
 
 
 def crds_dir() -> Path:
-    """The upstream CRDs: `$KARMADA_HUB_CRDS_DIR`, else `<repo>/../shared/karmada/crds` (never in the repo)."""
-    override = os.environ.get(CRDS_ENV)
-    return Path(override) if override else REPO_ROOT.parent / "shared" / "karmada" / "crds"
+    """The upstream CRDs, found the way the program finds them offline (`crds.crds_source_dir`: the
+    `KARMADA_HUB_CRDS_DIR` override or the workspace's `shared/karmada/crds`; never in the repo)."""
+    return crds_source_dir() or REPO_ROOT.parent / "shared" / "karmada" / "crds"
 
 
 @functools.cache
 def _crd_index(root: Path) -> dict[tuple[str, str, str], _Crd]:
     """(group, version, kind) -> closed schema, for every served version of every CRD under `root`."""
     if not root.is_dir():
-        raise FileNotFoundError(f"Karmada CRDs not found at {root} (set {CRDS_ENV})")
+        raise FileNotFoundError(f"Karmada CRDs not found at {root} (set {CRDS_DIR_ENV})")
     index: dict[tuple[str, str, str], _Crd] = {}
     for path in sorted(root.rglob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):

@@ -106,8 +106,10 @@ def copy_program(dest: Path, repo: Path = REPO) -> Path:
 def program_env(**extra: str) -> dict[str, str]:
     """Environment for a copied program: files it finds next to the real repo (the pinned Karmada CRDs)
     are pointed at explicitly, since the copy has no `../shared` of its own."""
+    from components.karmada.crds import CRDS_DIR_ENV, workspace_crds_dir
+
     env = {**os.environ, **extra}
-    crds = REPO.parent / "shared" / "karmada" / "crds"
-    if "KARMADA_HUB_CRDS_DIR" not in env and crds.is_dir():
-        env["KARMADA_HUB_CRDS_DIR"] = str(crds)
+    crds = workspace_crds_dir(REPO)
+    if CRDS_DIR_ENV not in env and crds is not None:
+        env[CRDS_DIR_ENV] = str(crds)
     return env
