@@ -1,7 +1,8 @@
 """Where the offline plan and the tests find the pinned Karmada CRDs, and what a user sees when it cannot.
 
 The repo never carries them: `KARMADA_HUB_CRDS_DIR`, the workspace's `shared/karmada/crds` beside this
-checkout or beside the local checkout it was cloned from (`git clone . /tmp/x` must still plan offline),
+checkout or beside the local checkout it was cloned from, however many local clones deep (`git clone .
+/tmp/x` must still plan offline),
 then a verified download. Without any of them the CLI says so in one line.
 """
 
@@ -27,6 +28,9 @@ def test_a_clone_of_a_local_checkout_finds_the_workspace_copy(tmp_path: Path) ->
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=120)
     assert not (tmp_path / "shared").exists()
     assert crds.workspace_crds_dir(clone) == here
+    again = tmp_path / "clone-of-clone"
+    subprocess.run(["git", "clone", "-q", str(clone), str(again)], check=True, timeout=120)
+    assert crds.workspace_crds_dir(again) == here
 
 
 def test_a_remote_origin_or_no_git_finds_nothing(tmp_path: Path) -> None:

@@ -81,12 +81,18 @@ def _local_origin(repo: Path) -> Path | None:
     return origin if origin.is_dir() else None
 
 
-def workspace_crds_dir(repo: Path = REPO_ROOT) -> Path | None:
+def workspace_crds_dir(repo: Path = REPO_ROOT, max_hops: int = 5) -> Path | None:
     """The workspace's copy of the pinned release's CRDs (never in the repo): `shared/karmada/crds` beside
-    this checkout, or beside the local checkout it was cloned from."""
-    for root in (repo, _local_origin(repo)):
-        if root is not None and (root.parent / "shared" / "karmada" / "crds").is_dir():
-            return root.parent / "shared" / "karmada" / "crds"
+    this checkout, or beside the local checkout it was cloned from (following local origins a few hops,
+    so a clone of a clone still finds it)."""
+    root: Path | None = repo
+    seen: set[Path] = set()
+    while root is not None and root not in seen and len(seen) <= max_hops:
+        seen.add(root)
+        candidate = root.parent / "shared" / "karmada" / "crds"
+        if candidate.is_dir():
+            return candidate
+        root = _local_origin(root)
     return None
 
 
