@@ -1,9 +1,8 @@
 """Where the offline plan and the tests find the pinned Karmada CRDs, and what a user sees when it cannot.
 
 The repo never carries them: `KARMADA_HUB_CRDS_DIR`, the workspace's `shared/karmada/crds` beside this
-checkout or beside the local checkout it was cloned from, however many local clones deep (`git clone .
-/tmp/x` must still plan offline),
-then a verified download. Without any of them the CLI says so in one line.
+checkout or beside the local checkout it was cloned from, a few local clones deep (so `git clone . /tmp/x`
+still plans offline), then a verified download. Without any of them the CLI says so in one line.
 """
 
 from __future__ import annotations
