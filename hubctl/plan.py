@@ -71,11 +71,12 @@ class Record:
 class Plan:
     project: str
     stack: str
-    records: list[Record]
+    records: list[Record] = field(repr=False)
+    """Unredacted inputs and outputs: kept out of repr, so a failing test's report never prints a key."""
     outputs: dict[str, Any]
     """Stack outputs, secret ones already replaced by REDACTED."""
-    secret_values: set[str] = field(default_factory=set)
-    raw_outputs: dict[str, Any] = field(default_factory=dict)
+    secret_values: set[str] = field(default_factory=set, repr=False)
+    raw_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
     """Unredacted stack outputs, in memory only (they stand in for StackReference reads offline)."""
 
     def by_type(self, typ: str) -> list[Record]:

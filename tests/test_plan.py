@@ -157,6 +157,13 @@ def test_stack_secrets_never_reach_the_plan(plan_dir: Path, rendered_dev) -> Non
             assert value not in text and base64.b64encode(value.encode()).decode() not in text, (key, rel)
 
 
+def test_a_plan_prints_no_secret(rendered_dev) -> None:
+    """pytest shows fixture values when a test fails: a Plan's repr must not carry keys or tokens."""
+    text = repr(rendered_dev)
+    assert "PRIVATE KEY" not in text and not TOKEN.search(text)
+    assert not any(secret in text for secret in _actual_secrets(rendered_dev))
+
+
 def test_no_client_key_data_with_a_value(plan_dir: Path) -> None:
     pattern = re.compile(r"client-key-data[\"']?\s*:\s*[\"']?([^\"'\s,}]+)")
     for rel, content in files_of(plan_dir).items():
