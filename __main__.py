@@ -11,18 +11,19 @@ import sys
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import preflight, tls
 from components.config import ConfigError, FleetConfig
-from components.documents.fleet import cluster_taint_policy
-from components.documents.traffic import ingress_namespace
-from components.etcd_backup import EtcdBackup
-from components.fleet_dns import FleetDns
-from components.hub_cluster import HubCluster
+from components.fleet.member import MemberCluster, capi_provider
+from components.fleet.policies import FleetPolicies
+from components.fleet.policy_docs import cluster_taint_policy
+from components.hetzner.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
-from components.member import MemberCluster, capi_provider
-from components.policies import FleetPolicies
-from components.traffic import RegionalTraffic
+from components.kube import tls
+from components.operations import preflight
+from components.operations.etcd_backup import EtcdBackup
+from components.traffic.dns import FleetDns
+from components.traffic.docs import ingress_namespace
+from components.traffic.regional import RegionalTraffic
 
 
 def main() -> None:

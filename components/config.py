@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from components.karmada import versions
+from components import versions
 
 PROJECT = "karmada-hub"
 
@@ -649,7 +649,7 @@ class FleetConfig(Model):
 
 
 def _check_quota(quota: QuotaConfig, members: set[str], t_i: int) -> None:
-    from components.quantity import parse_quantity
+    from components.kube.quantity import parse_quantity
 
     totals: dict[str, float] = {}
     for a_i, assignment in enumerate(quota.static_assignments):

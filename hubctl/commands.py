@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from components import preflight
 from components.config import ConfigError, FleetConfig
+from components.operations import preflight
 from hubctl import summary
 from hubctl.plan import run_program, write_plan
 from hubctl.stackfile import StackConfig, read_stack
@@ -53,7 +53,7 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
 
 
 def run_budget(repo: Path, stack: str) -> int:
-    from components.budget import failover_budget, format_budget
+    from components.operations.budget import failover_budget, format_budget
 
     _, config = load_config(repo, stack)
     print(format_budget(failover_budget(config)))

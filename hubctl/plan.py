@@ -33,7 +33,7 @@ from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.proto import resource_pb2
 
 from components.config import PROJECT
-from components.yamlutil import dump
+from components.kube.yamlutil import dump
 from hubctl.mocks import SECRET_SIG, PlanMocks, unwrap
 from hubctl.stackfile import StackConfig
 
@@ -322,7 +322,7 @@ def manifests(plan: Plan) -> dict[str, list[dict[str, Any]]]:
 
 def cloud_init_documents(plan: Plan) -> dict[str, str]:
     """Each server's user-data, secret files redacted by the module that wrote them."""
-    from components.cloud_init import redact_user_data
+    from components.hetzner.cloud_init import redact_user_data
 
     docs: dict[str, str] = {}
     for record in plan.by_type("hcloud:index/server:Server"):

@@ -58,8 +58,8 @@ def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]
     if cp:
         parts.append("control plane\n" + cp)
     if config.members:
-        from components.budget import failover_budget, format_budget
-        from components.skew import format_skew, skew_rows
+        from components.operations.budget import failover_budget, format_budget
+        from components.operations.skew import format_skew, skew_rows
 
         parts.append("version skew\n" + format_skew(skew_rows(config)))
         parts.append("failover budget\n" + format_budget(failover_budget(config)))

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from components.budget import (
+from components.config import HealthCheckConfig
+from components.operations.budget import (
     Budget,
     Term,
     budget_markdown,
@@ -22,7 +23,6 @@ from components.budget import (
     pull_lease_detection_seconds,
     push_detection_seconds,
 )
-from components.config import HealthCheckConfig
 from tests.support.tools import load_stack
 
 ROOT = Path(__file__).resolve().parents[1]

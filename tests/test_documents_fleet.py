@@ -21,7 +21,7 @@ from components.config import (
     StaticAssignment,
     TenantConfig,
 )
-from components.documents import fleet
+from components.fleet import policy_docs as fleet
 from tests.support.schemas import SchemaError, validate_any, validate_karmada, validate_kubernetes
 from tests.support.tools import load_stack
 

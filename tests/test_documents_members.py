@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from components.config import MemberConfig
-from components.documents import members as m
+from components.fleet import member_docs as m
 from tests.support.schemas import SchemaError, validate_any, validate_cluster, validate_kubernetes
 from tests.support.tools import load_stack
 

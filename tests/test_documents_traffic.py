@@ -1,4 +1,4 @@
-"""Tests for components/documents/traffic.py: LB specs, external-dns on the hub, the ingress status override.
+"""Tests for components/traffic/docs.py: LB specs, external-dns on the hub, the ingress status override.
 
 Objects are checked against the real schemas (kubernetes-validate strict for built-ins, the upstream Karmada CRD
 for the OverridePolicy) and against the properties the failover chain depends on: sync policy, owner id, one TTL,
@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from components.config import DnsConfig, FleetConfig, HealthCheckConfig, IngressConfig, MemberConfig, RegionConfig
-from components.documents import traffic
-from components.karmada.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
+from components.traffic import docs as traffic
+from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 from hubctl.stackfile import placeholder
 from tests.support.schemas import crds_dir, validate_karmada
 from tests.support.tools import load_stack

@@ -27,8 +27,8 @@ from botocore.credentials import Credentials as BotoCredentials
 from cryptography import x509
 
 from agents import etcd_backup_upload as up
-from components.documents import etcd_backup as docs
 from components.karmada import flags
+from components.operations import etcd_backup_docs as docs
 from tests.support.rendered import certs, find, secret_files
 from tests.support.schemas import validate_any
 from tests.support.tools import REPO

@@ -21,7 +21,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from components.cloud_init import CONFIG_PATH, TLS_DIR, TOKEN_PATH
+from components.hetzner.cloud_init import CONFIG_PATH, TLS_DIR, TOKEN_PATH
 from hubctl.mocks import unwrap
 from tests.support.tools import require_tool
 
@@ -376,7 +376,7 @@ def test_admin_cert_verifies_with_openssl(rendered_dev, hub_kubeconfig, tmp_path
 
 
 def test_api_record_name_only_inside_the_managed_zone() -> None:
-    from components.hub_cluster import api_record_name
+    from components.hetzner.hub_cluster import api_record_name
 
     assert api_record_name("api.hub.dev.example.com", "dev.example.com") == "api.hub"
     assert api_record_name("api.hub.example.org", "dev.example.com") is None

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from components.config import ConfigError
-from components.preflight import check_hub_contract, hub_contract
+from components.operations.preflight import check_hub_contract, hub_contract
 from hubctl.plan import run_program
 from hubctl.stackfile import read_stack
 from tests.support.tools import REPO, copy_program, load_stack, program_env
@@ -43,7 +43,7 @@ def test_the_example_region_stacks_agree_with_prod_hub() -> None:
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"karmadaVersion": "v1.19.0"},
      "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "
-     "compatibility matrix (components/karmada/versions.py) does not know; update the checkout first"),
+     "compatibility matrix (components/versions.py) does not know; update the checkout first"),
     ({"ttl": 45},
      "dns.ttl: 30 here but organization/karmada-hub/prod-hub's external-dns uses 45; the failover budget must "
      "count the hub's value (set dns.ttl: 45)"),
@@ -64,7 +64,7 @@ def test_agents_may_trail_the_hub_but_never_lead_it(monkeypatch: pytest.MonkeyPa
     ahead of its hub is refused with the fix."""
     import dataclasses
 
-    from components.karmada import versions
+    from components import versions
 
     current = versions.RELEASES["v1.18.2"]
     newer = dataclasses.replace(current, version="v1.19.0")

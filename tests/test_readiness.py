@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from components.readiness import NotReady, wait_ready
+from components.hetzner.readiness import NotReady, wait_ready
 
 FAST = {"timeout_seconds": 2.0, "interval_seconds": 0.2, "request_timeout_seconds": 0.5}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components.karmada import versions
+from components import versions
 from tests.support.rendered import objects as _objects
 from tests.support.schemas import validate_any
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.karmada import versions
-from components.skew import MemberVersions, SkewRow, format_skew, skew_rows, version_skew_rows
+from components import versions
+from components.operations.skew import MemberVersions, SkewRow, format_skew, skew_rows, version_skew_rows
 from tests.support.tools import load_stack
 
 KARMADA = versions.KARMADA_VERSION

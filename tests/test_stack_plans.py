@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from components.documents import status_refresher, traffic
+from components.traffic import docs as traffic
+from components.traffic import refresher_docs as status_refresher
 from hubctl.commands import load_config
 from hubctl.mocks import unwrap
 from hubctl.plan import Plan, render_files, run_program

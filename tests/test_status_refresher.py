@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from agents import status_refresher as sr
-from components.documents import status_refresher as docs
 from components.karmada import flags, manifests
+from components.traffic import refresher_docs as docs
 from tests.support.rendered import find, secret_files
 from tests.support.schemas import validate_any
 from tests.support.tools import REPO

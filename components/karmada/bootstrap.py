@@ -14,8 +14,8 @@ from typing import Any
 
 import pulumi
 
-from components.k8s_objects import apply
 from components.karmada import crds, flags
+from components.kube.objects import apply
 
 WEBHOOK_BASE = f"https://karmada-webhook.{flags.NAMESPACE}.svc:443"
 

@@ -16,13 +16,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components import tls
+from components import versions
 from components.config import FleetConfig
-from components.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
-from components.k8s_objects import apply
-from components.karmada import flags, manifests, pki_spec, versions
-from components.kubeconfig import kubeconfig
-from components.readiness import ApiReadiness
+from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
+from components.hetzner.readiness import ApiReadiness
+from components.karmada import flags, manifests, pki_spec
+from components.kube import tls
+from components.kube.kubeconfig import kubeconfig
+from components.kube.objects import apply
 
 COMPONENT_CLIENT_CERTS = {
     "karmada-controller-manager": "controller-manager",

@@ -15,7 +15,7 @@ from typing import Any
 
 from components.karmada import flags
 from components.karmada.pki_spec import estimator_service_name
-from components.pod_security import NON_ROOT_UID, container_security_context
+from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 PART_OF = "karmada"
 PKI_SECRET_SUFFIX = "-pki"

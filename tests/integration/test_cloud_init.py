@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components import cloud_init
+from components.hetzner import cloud_init
 from hubctl.mocks import unwrap
 from tests.support.tools import REPO, require_tool
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.budget import check_rto, failover_budget
+from components import versions
 from components.config import ConfigError, FleetConfig
-from components.karmada import versions
-from components.skew import skew_rows
+from components.operations.budget import check_rto, failover_budget
+from components.operations.skew import skew_rows
 
 
 def check(config: FleetConfig, stack_file: str) -> None:
@@ -48,7 +48,7 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     hub_version = str(contract.get("karmadaVersion"))
     if hub_version not in versions.RELEASES:
         raise fail("karmada.version", f"{hub_stack} runs Karmada {hub_version}, which this checkout's compatibility "
-                   "matrix (components/karmada/versions.py) does not know; update the checkout first")
+                   "matrix (components/versions.py) does not know; update the checkout first")
     try:
         versions.check_agent(hub_version, config.karmada.version)
     except ValueError as exc:

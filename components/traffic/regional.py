@@ -4,7 +4,7 @@ Per region with members: a load balancer in the region's location (and network z
 the members' ingress NodePorts, health-checked with the stack's interval/timeout/retries, reaching the
 nodes over the region's private network when the stack names it (`regions.<r>.networkId`). In the
 karmada-apiserver, an OverridePolicy makes each member's ingress controller publish its region's LB
-address, which external-dns (components/fleet_dns.py, on the hub) turns into the fleet's records. See
+address, which external-dns (components/traffic/dns.py, on the hub) turns into the fleet's records. See
 docs/traffic-failover.md for the chain, its weak link, and how the status refresher closes it.
 """
 
@@ -14,8 +14,8 @@ import pulumi
 import pulumi_hcloud as hcloud
 
 from components.config import FleetConfig
-from components.documents import traffic as docs
-from components.k8s_objects import apply_rendered
+from components.kube.objects import apply_rendered
+from components.traffic import docs
 
 
 class RegionalTraffic(pulumi.ComponentResource):

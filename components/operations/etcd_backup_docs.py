@@ -15,9 +15,9 @@ import base64
 from typing import Any
 
 from components.config import EtcdBackupConfig
-from components.documents import agent_script
 from components.karmada import flags, manifests
-from components.pod_security import NON_ROOT_UID, container_security_context
+from components.kube import agent_script
+from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 NAME = "etcd-backup"
 NAMESPACE = flags.NAMESPACE

@@ -17,10 +17,11 @@ import pulumi_hcloud as hcloud
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components import cloud_init, tls
 from components.config import FleetConfig, HubConfig
-from components.kubeconfig import kubeconfig
-from components.readiness import ApiReadiness
+from components.hetzner import cloud_init
+from components.hetzner.readiness import ApiReadiness
+from components.kube import tls
+from components.kube.kubeconfig import kubeconfig
 
 K3S_API_PORT = 6443
 KARMADA_API_PORT = 5443

@@ -16,12 +16,13 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import tls
+from components import versions
 from components.config import CapiCredentials, FleetConfig, MemberConfig
-from components.documents import members as docs
-from components.k8s_objects import apply, apply_rendered
-from components.karmada import flags, manifests, pki_spec, versions
-from components.kubeconfig import kubeconfig
+from components.fleet import member_docs as docs
+from components.karmada import flags, manifests, pki_spec
+from components.kube import tls
+from components.kube.kubeconfig import kubeconfig
+from components.kube.objects import apply, apply_rendered
 
 
 def _b64decode(value: str) -> str:

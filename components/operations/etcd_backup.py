@@ -1,6 +1,6 @@
 """EtcdBackup: scheduled snapshots of Karmada's etcd, shipped to S3-compatible object storage.
 
-Wires `documents/etcd_backup.py` into the hub's host cluster: its own etcd client certificate (etcd CA),
+Wires `etcd_backup_docs.py` into the hub's host cluster: its own etcd client certificate (etcd CA),
 the object-storage key pair from stack secrets, the uploader script, the CronJob. Only in stacks that
 own the hub, and only when `karmada.etcd.backup` is set. Restore: docs/runbooks/restore-etcd.md.
 """
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pulumi
 
-from components import tls
+from components import versions
 from components.config import FleetConfig
-from components.documents import agent_script
-from components.documents import etcd_backup as docs
-from components.k8s_objects import apply, apply_rendered
-from components.karmada import pki_spec, versions
+from components.karmada import pki_spec
+from components.kube import agent_script, tls
+from components.kube.objects import apply, apply_rendered
+from components.operations import etcd_backup_docs as docs
 
 
 class EtcdBackup(pulumi.ComponentResource):

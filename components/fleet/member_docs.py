@@ -18,10 +18,11 @@ from __future__ import annotations
 import base64
 from typing import Any, Literal
 
+from components import versions
 from components.config import MemberConfig
-from components.karmada import flags, versions
-from components.kubeconfig import kubeconfig as render_kubeconfig
-from components.pod_security import NON_ROOT_UID, container_security_context
+from components.karmada import flags
+from components.kube.kubeconfig import kubeconfig as render_kubeconfig
+from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 CLUSTER_NAMESPACE = "karmada-cluster"
 """`--cluster-namespace` default: credentials in the member (Push) and in the hub (both modes)."""

@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from components.karmada.versions import AGENT_PYTHON_IMAGE
+from components.versions import AGENT_PYTHON_IMAGE
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 MOUNT_DIR = "/opt/karmada-hub"

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import pulumi
 
-from components import tls
 from components.config import FleetConfig
-from components.documents import agent_script
-from components.documents import status_refresher as refresher
-from components.documents import traffic as docs
-from components.k8s_objects import apply, apply_rendered
-from components.kubeconfig import kubeconfig
+from components.kube import agent_script, tls
+from components.kube.kubeconfig import kubeconfig
+from components.kube.objects import apply, apply_rendered
+from components.traffic import docs
+from components.traffic import refresher_docs as refresher
 
 
 class FleetDns(pulumi.ComponentResource):

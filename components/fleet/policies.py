@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 
 from components.config import FleetConfig
-from components.documents import fleet
-from components.k8s_objects import apply
+from components.fleet import policy_docs as fleet
+from components.kube.objects import apply
 
 
 class FleetPolicies(pulumi.ComponentResource):

@@ -8,7 +8,7 @@ How a request finds a live region (the full chain, with upstream evidence, is in
 3. Karmada aggregates the members' `status.loadBalancer.ingress` into the template in karmada-apiserver;
 4. external-dns runs on the hub's host cluster, reads karmada-apiserver (`--kubeconfig`) and keeps one record set
    per hostname with every live region's LB address, with the stack's short TTL;
-5. the status refresher (documents/status_refresher.py) makes Karmada drop a dead member's address, which
+5. the status refresher (refresher_docs.py) makes Karmada drop a dead member's address, which
    Karmada alone never does.
 
 Everything here is a plain dict (or list of dicts) shaped exactly as applied: Kubernetes objects in camelCase with
@@ -24,12 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
-from components.karmada.versions import (
-    EXTERNAL_DNS_ANNOTATION_PREFIX,
-    EXTERNAL_DNS_IMAGE,
-    HETZNER_WEBHOOK_IMAGE,
-)
-from components.pod_security import container_security_context
+from components.kube.pod_security import container_security_context
+from components.versions import EXTERNAL_DNS_ANNOTATION_PREFIX, EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
 # ------------------------------------------------------------------------------------------- constants
 

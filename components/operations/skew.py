@@ -2,7 +2,7 @@
 
 Config validation already refuses a stack whose hub or members fall outside the matrix, one error at a
 time. This room lists *all* pairs at once (for `hubctl plan` and PR comments), so an upgrade can be
-planned by looking at one table. The ranges live only in `components/karmada/versions.py`; this
+planned by looking at one table. The ranges live only in `components/versions.py`; this
 module calls its `check_*` functions and reports what they say.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from components.karmada import versions
+from components import versions
 
 if TYPE_CHECKING:  # config imports pulumi; the report must stay importable without it
     from components.config import FleetConfig

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from components.yamlutil import dump
+from components.kube.yamlutil import dump
 
 TLS_DIR = "/var/lib/rancher/k3s/server/tls"
 CONFIG_PATH = "/etc/rancher/k3s/config.yaml"

@@ -17,10 +17,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from components.documents import agent_script
-from components.documents.traffic import EXTERNAL_DNS_NAMESPACE
 from components.karmada import flags
-from components.pod_security import NON_ROOT_UID, container_security_context
+from components.kube import agent_script
+from components.kube.pod_security import NON_ROOT_UID, container_security_context
+from components.traffic.docs import EXTERNAL_DNS_NAMESPACE
 
 NAME = "status-refresher"
 NAMESPACE = EXTERNAL_DNS_NAMESPACE

@@ -1,0 +1,1 @@
+"""The hub's own cluster on Hetzner: network, firewall, servers, API load balancer, k3s cloud-init, readiness gates."""

@@ -1,0 +1,1 @@
+"""Day-two operations: etcd backups, the failover budget, the version-skew report, preflight checks."""

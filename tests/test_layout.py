@@ -1,0 +1,133 @@
+"""The house's one rule: imports only go down the floors of `components/` (its `__init__` lists them).
+
+Every `import` in every module (function-level and TYPE_CHECKING ones included) is read with `ast`. A module
+may import its own package or a floor above it, never a floor below; so no two packages can import each other.
+`components/` never imports the tools built on it (hubctl, policy, tests), and `agents/` (programs that run
+in pods from a ConfigMap) import only the standard library.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.support.tools import REPO
+
+FLOORS = ("versions", "kube", "config", "hetzner", "karmada", "fleet", "traffic", "operations", "roles")
+"""`components.<room>` top to bottom, as `components/__init__.py` draws them."""
+TOOLS = ("hubctl", "policy", "tests", "agents")
+
+
+def room(module: str) -> str | None:
+    """`components.karmada.flags` -> `karmada`; None outside components."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "components" and len(parts) > 1 else None
+
+
+def imported_modules(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, absolute module) for every import in `source`; `from pkg import name` yields `pkg.name` too,
+    since `name` may be a module."""
+    out: list[tuple[int, str]] = []
+    package = module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            out.append((node.lineno, base))
+            out += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return out
+
+
+def violations(modules: Mapping[str, str]) -> list[str]:
+    """Every import in `modules` ({dotted name: source}) that breaks the floor order, as one line each."""
+    found: list[str] = []
+    for module, source in sorted(modules.items()):
+        here = room(module)
+        if here is None:
+            continue
+        if here not in FLOORS:
+            found.append(f"{module}: room '{here}' is not on a floor; add it to components/__init__.py and FLOORS")
+            continue
+        seen: set[tuple[int, str]] = set()
+        for line, target in imported_modules(source, module):
+            top = target.split(".")[0]
+            if (line, room(target) or top) in seen:
+                continue  # `from pkg import name` is one import, reported once
+            seen.add((line, room(target) or top))
+            if top in TOOLS:
+                found.append(f"{module}:{line} imports {target}: components never import the tools built on them")
+                continue
+            there = room(target)
+            if there is None or there == here or there not in FLOORS:
+                continue
+            if FLOORS.index(there) > FLOORS.index(here):
+                found.append(f"{module}:{line} imports {target}: '{there}' is below '{here}' (imports only go down)")
+    return found
+
+
+def _dotted(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources(folder: str) -> dict[str, str]:
+    return {_dotted(p): p.read_text() for p in sorted((REPO / folder).rglob("*.py"))}
+
+
+def test_components_import_only_down_the_floors() -> None:
+    assert violations(_sources("components")) == []
+
+
+def test_every_room_is_on_a_floor() -> None:
+    rooms = {p.stem if p.is_file() else p.name for p in (REPO / "components").iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+    assert rooms <= set(FLOORS), f"rooms without a floor: {sorted(rooms - set(FLOORS))}"
+    listed = (REPO / "components" / "__init__.py").read_text()
+    for name in rooms:
+        assert f"    {name}" in listed, f"components/__init__.py does not list '{name}'"
+
+
+def test_agents_use_only_the_standard_library() -> None:
+    allowed = set(sys.stdlib_module_names) | {"__future__"}
+    for module, source in _sources("agents").items():
+        for line, target in imported_modules(source, module):
+            top = target.split(".")[0]
+            assert top in allowed or top == "agents", f"{module}:{line} imports {target} (agents are stdlib only)"
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("components.config", "from components.karmada import flags\n", "'karmada' is below 'config'"),
+        ("components.kube.objects", "def f():\n    from components.fleet import member\n", "'fleet' is below 'kube'"),
+        ("components.traffic.dns", "from ..operations import budget\n", "'operations' is below 'traffic'"),
+        ("components.karmada.flags", "import hubctl.plan\n", "never import the tools"),
+        ("components.attic.x", "import os\n", "is not on a floor"),
+    ],
+)
+def test_an_upward_import_is_caught(module: str, source: str, expected: str) -> None:
+    (found,) = violations({module: source})
+    assert expected in found
+
+
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("components.fleet.member", "from components.karmada import flags\nfrom components.kube import tls\n"),
+        ("components.fleet.member", "from . import member_docs\nfrom .policy_docs import x\n"),
+        ("components.versions", "import re\n"),
+    ],
+)
+def test_downward_and_same_room_imports_pass(module: str, source: str) -> None:
+    assert violations({module: source}) == []
+
