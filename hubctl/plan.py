@@ -83,8 +83,11 @@ class Plan:
         return [r for r in self.records if r.type == typ]
 
     def as_stack_reference(self) -> tuple[dict[str, Any], list[str]]:
-        """What a StackReference to this stack reads: its unredacted outputs and which of them are secret."""
-        return dict(self.raw_outputs), sorted(k for k, v in self.outputs.items() if v == REDACTED)
+        """What a region stack's StackReference to this (hub) stack reads: the declared `HubOutputs` with
+        their planned, unredacted values, and which of them are secret (components/roles.py)."""
+        from components.roles import stand_in
+
+        return stand_in(self.raw_outputs)
 
 
 def _engine_urn(parent: str, type_: str, name: str) -> str:
