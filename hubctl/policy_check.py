@@ -1,6 +1,6 @@
 """The policy pack's rules run offline on a rendered plan (`python -m hubctl plan <stack> --policy`).
 
-Same functions as CrossGuard (`policy/rules.py`), so a PR can be judged without credentials or a Pulumi
+Same functions as CrossGuard (`policy/rules/`), so a PR can be judged without credentials or a Pulumi
 CLI; what only the engine knows (provider defaults, refreshed state) is still checked by the real preview.
 """
 

@@ -567,7 +567,7 @@ def test_pack_entry_point_builds_a_mandatory_pack_with_redaction(monkeypatch: py
     monkeypatch.setattr(pulumi_policy, "PolicyPack", lambda **kwargs: built.append(kwargs))
     monkeypatch.setattr(analyzer, "deserialize_properties", analyzer.deserialize_properties)  # restored after
     monkeypatch.delitem(sys.modules, "rules", raising=False)
-    runpy.run_path(str(Path(rules.__file__).parent), run_name="__main__")
+    runpy.run_path(str(Path(rules.__file__).parents[1]), run_name="__main__")
     sys.modules.pop("rules", None)
     (pack,) = built
     assert pack["name"] == "karmada-hub"

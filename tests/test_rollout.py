@@ -279,7 +279,7 @@ def test_list_prints_rollout_order() -> None:
         (["stacks/Pulumi.prod-ash.yaml", "stacks/Pulumi.dev.yaml", "README.md"], ["dev", "prod-ash"]),
         (["docs/runbook.md", "tests/test_x.py", ".github/workflows/up.yml", "stacks/rollout.yaml"], []),
         (["components/karmada/flags.py"], ["dev", *PROD_ORDER]),
-        (["policy/rules.py", "stacks/Pulumi.dev.yaml"], ["dev", *PROD_ORDER]),
+        (["policy/rules/resources.py", "stacks/Pulumi.dev.yaml"], ["dev", *PROD_ORDER]),
         (["stacks/Pulumi.unknown.yaml"], []),
     ],
 )

@@ -1,0 +1,109 @@
+"""The hub's HA and safety invariants as plain functions: one source for CrossGuard and the offline check.
+
+Every rule reads Pulumi *wire* inputs (camelCase, the Kubernetes object itself for `kubernetes:*` types) and
+returns messages, so `pulumi preview --policy-pack policy` (through `crossguard_policies()`) and
+`python -m hubctl plan <stack> --policy` (through `hubctl.policy_check`) cannot drift apart.
+
+Two value conventions are shared by both callers:
+
+* a secret is the string `"[secret]"` (the offline plan writes it; `install_secret_redaction()` makes the
+  analyzer see the same, because pulumi_policy would otherwise hand rules the *plaintext* of secrets);
+* a value unknown during preview is `"[computed]"`; rules skip it, since the same rule runs again during
+  `pulumi up`, when the value is known.
+
+Split by concern: `props` (the conventions and helpers over wire inputs), `resources` (rules on one
+resource), `stacks` (rules on a whole stack), `registry` (names and descriptions), `crossguard` (the adapter).
+Imports between them are relative, so the package loads both as `policy.rules` (tests, hubctl) and as the
+top-level `rules` the engine imports from the pack directory. Only the standard library is needed;
+pulumi_policy is imported lazily by the adapter, so the offline check runs without it.
+"""
+
+from __future__ import annotations
+
+from .crossguard import (
+    crossguard_policies,
+    install_secret_redaction,
+    plain,
+    redact_wire_secrets,
+)
+from .props import (
+    _SECRET_SIG,
+    _SIG_KEY,
+    ADMIN_PORTS,
+    COMPUTED,
+    CONTROL_PLANE,
+    LB_FORBIDDEN_PORTS,
+    MAX_DNS_TTL,
+    SECRET,
+    TTL_ANNOTATION,
+    Props,
+    StackResource,
+    feature_gates,
+    flag_value,
+    is_opaque,
+    is_unknown,
+    k8s_kind,
+    selector_matches,
+)
+from .registry import (
+    RESOURCE_RULES,
+    STACK_RULES,
+    ResourceRule,
+    StackRule,
+)
+from .resources import (
+    _K3S_TOKEN,
+    control_plane_replicas,
+    dns_short_ttl,
+    etcd_quorum,
+    firewall_admin_ports,
+    image_problem,
+    images_pinned,
+    no_plaintext_secrets,
+    parse_ttl,
+)
+from .stacks import (
+    StackFinding,
+    control_plane_pdbs,
+    failover_enabled,
+)
+
+__all__ = [
+    "ADMIN_PORTS",
+    "COMPUTED",
+    "CONTROL_PLANE",
+    "LB_FORBIDDEN_PORTS",
+    "MAX_DNS_TTL",
+    "RESOURCE_RULES",
+    "SECRET",
+    "STACK_RULES",
+    "TTL_ANNOTATION",
+    "_K3S_TOKEN",
+    "_SECRET_SIG",
+    "_SIG_KEY",
+    "Props",
+    "ResourceRule",
+    "StackFinding",
+    "StackResource",
+    "StackRule",
+    "control_plane_pdbs",
+    "control_plane_replicas",
+    "crossguard_policies",
+    "dns_short_ttl",
+    "etcd_quorum",
+    "failover_enabled",
+    "feature_gates",
+    "firewall_admin_ports",
+    "flag_value",
+    "image_problem",
+    "images_pinned",
+    "install_secret_redaction",
+    "is_opaque",
+    "is_unknown",
+    "k8s_kind",
+    "no_plaintext_secrets",
+    "parse_ttl",
+    "plain",
+    "redact_wire_secrets",
+    "selector_matches",
+]

@@ -1,0 +1,51 @@
+"""The registry: every rule with its name and description, as CrossGuard and `hubctl plan --policy` run them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .props import MAX_DNS_TTL, Props, StackResource
+from .resources import (
+    control_plane_replicas,
+    dns_short_ttl,
+    etcd_quorum,
+    firewall_admin_ports,
+    images_pinned,
+    no_plaintext_secrets,
+)
+from .stacks import StackFinding, control_plane_pdbs, failover_enabled
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    name: str
+    description: str
+    check: Callable[[str, Props], list[str]]
+
+
+@dataclass(frozen=True)
+class StackRule:
+    name: str
+    description: str
+    check: Callable[[Sequence[StackResource]], list[StackFinding]]
+
+
+RESOURCE_RULES: tuple[ResourceRule, ...] = (
+    ResourceRule("etcd-quorum", "etcd runs an odd number >= 3 of members, one per node.", etcd_quorum),
+    ResourceRule("control-plane-replicas", "Every Karmada control-plane Deployment runs >= 2 replicas.",
+                 control_plane_replicas),
+    ResourceRule("firewall-admin-ports", "SSH, etcd and the Kubernetes API are never open to 0.0.0.0/0 or ::/0.",
+                 firewall_admin_ports),
+    ResourceRule("dns-short-ttl", f"Every DNS TTL the stack sets is <= {MAX_DNS_TTL} seconds.", dns_short_ttl),
+    ResourceRule("images-pinned", "No container image uses the tag latest or no tag.", images_pinned),
+    ResourceRule("no-plaintext-secrets", "Private keys, tokens and Secret data are secret inputs, never plain.",
+                 no_plaintext_secrets),
+)
+
+STACK_RULES: tuple[StackRule, ...] = (
+    StackRule("control-plane-pdb", "Every control-plane Deployment has a PodDisruptionBudget that allows drains.",
+              control_plane_pdbs),
+    StackRule("failover-enabled", "Cluster failover is really on: Failover gate, NoExecute eviction, webhook "
+              "permission and a NoExecute ClusterTaintPolicy.", failover_enabled),
+)
