@@ -85,14 +85,17 @@ class FirewallConfig(Model):
     """Who may reach the servers' SSH port."""
     api_cidrs: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = Field(min_length=1)
     """Who may reach 6443 (k3s) and 5443 (karmada-apiserver) on the servers' public addresses."""
+    karmada_cidrs: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    """Who else may reach the karmada-apiserver (only it, not k3s or SSH) on the servers' public addresses:
+    the egress addresses of Pull members' nodes (their agents dial the hub)."""
     allow_world: bool = False
-    """Must be true for 0.0.0.0/0 or ::/0 to be accepted in either list."""
+    """Must be true for 0.0.0.0/0 or ::/0 to be accepted in any list."""
 
     @model_validator(mode="after")
     def _no_world_unless_explicit(self) -> FirewallConfig:
         if self.allow_world:
             return self
-        for field in ("ssh_cidrs", "api_cidrs"):
+        for field in ("ssh_cidrs", "api_cidrs", "karmada_cidrs"):
             for net in getattr(self, field):
                 if net in WORLD:
                     raise _fail(
@@ -108,7 +111,11 @@ class LoadBalancerConfig(Model):
     type: Literal["lb11", "lb21", "lb31"] = "lb11"
     location: str | None = None
     """Defaults to the first hub location."""
-    public_interface: bool = True
+    world_reachable: bool = False
+    """Give the API load balancer its public interface, serving 6443 (k3s) and 5443 (karmada-apiserver) to the
+    whole internet: a Hetzner load balancer has no firewall, so `firewall.apiCidrs` does not apply to it.
+    Off (default): the load balancer is private (server joins, in-network clients) and the APIs are reached on
+    the servers' public addresses behind the Cloud Firewall."""
 
 
 class NetworkConfig(Model):
@@ -563,6 +570,11 @@ class FleetConfig(Model):
                 if reps > self.hub.servers:
                     raise _fail("spread", "{r} replicas need {r} hub servers (required anti-affinity); hub.servers "
                                 "is {s}", r=reps, s=self.hub.servers, loc=("karmada", "replicas", comp))
+            if self.karmada.replicas.apiserver != self.hub.servers:
+                raise _fail("spread", "must equal hub.servers ({s}): every server's public address serves the "
+                            "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the "
+                            "client address for the NetworkPolicy); set apiserver: {s}", s=self.hub.servers,
+                            loc=("karmada", "replicas", "apiserver"))
         member_names = set(names)
         for t_i, tenant in enumerate(self.tenants):
             for cluster in tenant.placement.weights:

@@ -117,7 +117,7 @@ def hub(config: FleetConfig) -> HubOutputs:
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
     if config.dns is not None:
-        FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
+        FleetDns("dns", config, host, karmada, karmada_ca, after)
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
         hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,

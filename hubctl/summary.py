@@ -47,6 +47,29 @@ def control_plane_table(plan: Plan) -> str:
     return _table(["component", "replicas", "image", "leader election"], rows) if rows else ""
 
 
+def admin_paths(config: FleetConfig) -> str:
+    """Who reaches which admin endpoint, and through what: the servers' public addresses behind the Cloud Firewall,
+    plus the API load balancer when (and only when) the stack opted in to its public interface."""
+    hub = config.hub
+    if hub is None:
+        return ""
+    from components.hetzner.hub_cluster import K3S_API_PORT, KARMADA_API_NODE_PORT, KARMADA_API_PORT, karmada_api_cidrs
+
+    firewall = "servers' public IPs (Cloud Firewall)"
+    rows = [["ssh", "22", firewall, ", ".join(str(c) for c in hub.firewall.ssh_cidrs)],
+            ["k3s", str(K3S_API_PORT), firewall, ", ".join(str(c) for c in hub.firewall.api_cidrs)],
+            ["karmada-apiserver", str(KARMADA_API_NODE_PORT), firewall, ", ".join(karmada_api_cidrs(hub))]]
+    lines = [_table(["endpoint", "port", "path", "from"], rows)]
+    if hub.load_balancer.world_reachable:
+        rows = [["k3s", str(K3S_API_PORT), "API load balancer (public interface)", "WORLD-REACHABLE"],
+                ["karmada-apiserver", str(KARMADA_API_PORT), "API load balancer (public interface)",
+                 "WORLD-REACHABLE"]]
+        lines.append(_table(["endpoint", "port", "path", "from"], rows))
+        lines.append("WORLD-REACHABLE: hub.loadBalancer.worldReachable is true; a Hetzner load balancer has no "
+                     "firewall, so these ports answer the whole internet (authentication still applies)")
+    return "admin endpoints\n" + "\n".join(lines)
+
+
 def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]) -> str:
     parts = [f"plan {plan.project}/{plan.stack}: {len(plan.records)} resources -> {out_dir}/"]
     parts.append(components_table(plan))
@@ -54,6 +77,9 @@ def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]
                  if v != "[secret]" and isinstance(v, str | int) and "\n" not in str(v)}
     if endpoints:
         parts.append(_table(["output", "value"], [[k, str(v)] for k, v in endpoints.items()]))
+    paths = admin_paths(config)
+    if paths:
+        parts.append(paths)
     cp = control_plane_table(plan)
     if cp:
         parts.append("control plane\n" + cp)

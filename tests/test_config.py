@@ -105,6 +105,15 @@ BAD: list[tuple[str, Mutation, str]] = [
      "karmada.replicas.scheduler: must be >= 2 so one replica can fail or roll (got 1)"),
     ("component-replicas-over-servers", set_at(["karmada", "replicas", "webhook"], 4),
      "karmada.replicas.webhook: 4 replicas need 4 hub servers (required anti-affinity); hub.servers is 3"),
+    ("apiserver-replicas-not-one-per-server", set_at(["karmada", "replicas", "apiserver"], 2),
+     "karmada.replicas.apiserver: must equal hub.servers (3): every server's public address serves the "
+     "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the client address for the "
+     "NetworkPolicy); set apiserver: 3"),
+    ("karmada-cidrs-world-open", set_at(["hub", "firewall", "karmadaCidrs"], ["0.0.0.0/0"]),
+     "hub.firewall: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
+     "hub.firewall.allowWorld: true"),
+    ("lb-public-interface-is-gone", set_at(["hub", "loadBalancer", "publicInterface"], True),
+     "hub.loadBalancer.publicInterface: unknown key"),
     ("karmada-version-not-in-matrix", set_at(["karmada", "version"], "v1.99.0"),
      "karmada.version: Karmada v1.99.0 is not in the compatibility matrix (supported: v1.18.2)"),
     ("leaf-validity-not-below-ca", set_at(["karmada", "pki"], {"caValidityHours": 8760, "leafValidityHours": 8760}),

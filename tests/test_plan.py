@@ -239,6 +239,7 @@ def five_server_plan(tmp_path_factory: pytest.TempPathFactory, fixed_epoch: str)
     doc = yaml.safe_load(stack.read_text())
     assert doc["config"]["karmada-hub:hub"]["servers"] == 3
     doc["config"]["karmada-hub:hub"]["servers"] = 5
+    doc["config"]["karmada-hub:karmada"]["replicas"]["apiserver"] = 5  # one per server (config.py says why)
     stack.write_text(yaml.safe_dump(doc, sort_keys=False))
     out = tmp_path_factory.mktemp("plan-5")
     result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "dev", "--out", str(out), "--quiet"], cwd=repo,

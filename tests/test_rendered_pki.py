@@ -20,13 +20,19 @@ def test_every_leaf_chains_to_its_ca(rendered_dev: Any) -> None:
         assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca, name
 
 
-def test_apiserver_serving_cert_has_lb_and_service_names(rendered_dev: Any) -> None:
+def test_apiserver_serving_cert_has_server_addresses_and_service_names(rendered_dev: Any) -> None:
+    """Every address the karmada-apiserver is dialed by from outside: each server's Primary IP (the firewall
+    path) and the LB's private address; not the LB's public one, which serves nothing by default."""
     cert, _ = _certs(rendered_dev)["karmada-pki-apiserver"]
     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     ips = {str(i) for i in san.get_values_for_type(x509.IPAddress)}
     names = set(san.get_values_for_type(x509.DNSName))
+    servers = {unwrap(r.outputs)["ipAddress"] for r in rendered_dev.records
+               if r.type == "hcloud:index/primaryIp:PrimaryIp"}
     lb = unwrap(next(r for r in rendered_dev.records if r.name == "hub-api-lb").outputs)["ipv4"]
-    assert lb in ips and ipaddress.ip_address(lb)
+    lb_private = unwrap(next(r for r in rendered_dev.records if r.name == "hub-api-lb-network").inputs)["ip"]
+    assert len(servers) == 3 and servers | {lb_private} <= ips and all(ipaddress.ip_address(i) for i in servers)
+    assert lb not in ips
     assert {"api.hub.dev.example.com", "karmada-apiserver.karmada-system.svc.cluster.local"} <= names
 
 

@@ -178,7 +178,8 @@ def service(name: str, ports: Mapping[str, tuple[int, int]], namespace: str = fl
         # Peers must resolve each other before they are Ready, or a fresh 3-member etcd never forms.
         spec.update({"clusterIP": "None", "publishNotReadyAddresses": True})
     elif node_ports:
-        spec.update({"type": "NodePort", "externalTrafficPolicy": "Cluster"})
+        # Local: no SNAT, so the NetworkPolicy sees the real client address (and every server runs a replica).
+        spec.update({"type": "NodePort", "externalTrafficPolicy": "Local"})
     else:
         spec["type"] = "ClusterIP"
     return {"apiVersion": "v1", "kind": "Service",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pulumi
 
 from components.config import FleetConfig
+from components.karmada import flags
 from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply, apply_rendered
@@ -21,7 +22,7 @@ from components.traffic import refresher_docs as refresher
 
 class FleetDns(pulumi.ComponentResource):
     def __init__(self, name: str, config: FleetConfig, host_provider: pulumi.ProviderResource,
-                 karmada_provider: pulumi.ProviderResource, karmada_url: pulumi.Input[str], karmada_ca: tls.KeyPair,
+                 karmada_provider: pulumi.ProviderResource, karmada_ca: tls.KeyPair,
                  after: list[pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karmada-hub:index:FleetDns", name, None, opts)
         dns = config.dns
@@ -39,7 +40,10 @@ class FleetDns(pulumi.ComponentResource):
         # external-dns: a client cert for the karmada-apiserver, the Hetzner token, then the Deployment.
         cert = tls.leaf(f"{name}-external-dns", karmada_ca, docs.EXTERNAL_DNS_USER, tls.USES["client"], hours,
                         pulumi.ResourceOptions(parent=self))
-        kube = pulumi.Output.secret(pulumi.Output.all(karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem)
+        # In-cluster URL (the serving cert carries the Service names): no hairpin through the servers' public
+        # addresses, no dependency on the API DNS record, and the NetworkPolicy sees the pod's own address.
+        kube = pulumi.Output.secret(pulumi.Output.all(flags.apiserver_url(), karmada_ca.cert_pem, cert.cert_pem,
+                                                      cert.key_pem)
                                     .apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
         secrets = [
             apply_rendered("host", docs.external_dns_token_secret,
