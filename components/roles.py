@@ -31,6 +31,7 @@ from components.operations.etcd_backup import EtcdBackup
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
+from components.trust.network_policy import HostNetworkPolicies
 
 
 def _export(name: str, secret: bool = False) -> dict[str, Any]:
@@ -116,8 +117,11 @@ def hub(config: FleetConfig) -> HubOutputs:
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
+    namespaces: list[pulumi.Resource] = [control_plane.namespace]
     if config.dns is not None:
-        FleetDns("dns", config, host, karmada, karmada_ca, after)
+        namespaces += FleetDns("dns", config, host, karmada, karmada_ca, after).namespaces
+    estimators = [m.name for m in config.members if m.scheduler_estimator]
+    HostNetworkPolicies("network-policies", config, host, estimators, namespaces)
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
         hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,

@@ -75,7 +75,7 @@ def test_paths_and_env(component: str, label: str, build: Builder) -> None:
             assert path in f.PATHS.values() or path == f.PKI_DIR, f"{path} is not in PATHS (so nobody mounts it)"
     assert f.env_refs(args) <= {"POD_NAME", "POD_IP"}
     if component == "etcd":
-        assert f.env_refs(args) == {"POD_NAME"}
+        assert f.env_refs(args) == {"POD_NAME", "POD_IP"}
 
 
 def test_removed_flags_are_not_known() -> None:
@@ -259,7 +259,7 @@ def test_etcd_full_tls_on_both_listeners() -> None:
     v = f.flag_values(f.etcd_args(3, "tok"))
     assert v["client-cert-auth"] == "true" and v["peer-client-cert-auth"] == "true"
     assert v["listen-client-urls"].startswith("https://") and v["listen-peer-urls"].startswith("https://")
-    assert v["listen-metrics-urls"] == "http://0.0.0.0:2381"
+    assert v["listen-metrics-urls"] == "http://$(POD_IP):2381"  # plain HTTP for probes, not on every interface
     assert v["trusted-ca-file"] == v["peer-trusted-ca-file"] == f.PATHS["etcd/ca.crt"]
     assert v["data-dir"] == "/var/lib/etcd"
     assert all(s.startswith("TLS_ECDHE_") for s in v["cipher-suites"].split(","))

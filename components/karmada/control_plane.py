@@ -107,6 +107,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
         ns = apply("host", manifests.namespace(), host)
+        self.namespace = ns
         host_ns = pulumi.ResourceOptions.merge(host, pulumi.ResourceOptions(depends_on=[hub.readiness, ns]))
 
         enc_key = random.RandomBytes(f"{name}-encryption-key", length=32, opts=pulumi.ResourceOptions(parent=self))

@@ -35,6 +35,7 @@ class FleetDns(pulumi.ComponentResource):
 
         objects = docs.external_dns_objects(dns, docs.KUBECONFIG_SECRET_NAME, docs.TOKEN_SECRET_NAME)
         ns = [apply("host", o, on_host) for o in objects if o["kind"] == "Namespace"]
+        self.namespaces = ns
         in_ns = pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=ns))
 
         # external-dns: a client cert for the karmada-apiserver, the Hetzner token, then the Deployment.

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
+from components.karmada import flags
+from components.kube.flows import Dial, Listener, Workload
 from components.kube.pod_security import container_security_context
 from components.versions import EXTERNAL_DNS_ANNOTATION_PREFIX, EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
@@ -447,3 +449,14 @@ def ingress_status_overrides(
             "overrideRules": rules,
         },
     }
+
+
+def external_dns_flows() -> Workload:
+    """external-dns on the host: its metrics/health listener and the webhook sidecar's (nobody dials them;
+    the provider port is the pod's own loopback), and its one dial, the karmada-apiserver (in-cluster URL)."""
+    return Workload(namespace=EXTERNAL_DNS_NAMESPACE, name=EXTERNAL_DNS_NAME,
+                    pod_labels={"app.kubernetes.io/name": EXTERNAL_DNS_NAME},
+                    listeners=(Listener("http", EXTERNAL_DNS_METRICS_PORT), Listener("http-webhook",
+                                                                                     WEBHOOK_METRICS_PORT)),
+                    dials=(Dial(flags.NAMESPACE, flags.APISERVER_SERVICE, "https"),))
+

@@ -6,7 +6,8 @@ names (`etcd-N.etcd.<ns>.svc.<domain>`) are mapped to those addresses in `/etc/n
 which `ip netns exec` bind-mounts over `/etc/hosts` for that member only. What the harness changes
 is explicit and recorded in `EtcdCluster.substitutions`:
 
-1. `$(VAR)` references are expanded from the member's pod env (`POD_NAME=etcd-N`), as kubelet does.
+1. `$(VAR)` references are expanded from the member's pod env (`POD_NAME=etcd-N`, `POD_IP` = the member's
+   address in its namespace), as kubelet does.
 2. Container file paths are replaced by temp files, via `path_map` (container path -> `files` key).
 3. The data dir (`flags.ETCD_DATA_DIR`) becomes a per-member temp dir.
 
@@ -165,6 +166,7 @@ class EtcdCluster:
         self._netns_created: list[str] = []
         self._bridge_created = False
         self._ssl: ssl.SSLContext | None = None
+        self._net = ipaddress.IPv4Network("10.213.0.0/24")  # replaced by a free subnet in start()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -193,10 +195,12 @@ class EtcdCluster:
         if missing:
             raise HarnessError(f"files is missing {sorted(missing)}")
 
+        self._net = _pick_subnet()
+        addresses = list(self._net.hosts())[10:]
         for i, (pod, raw) in enumerate(zip(pod_names, self.args_per_member, strict=True)):
             data_dir = self._tmp / "data" / pod
             data_dir.mkdir(parents=True, mode=0o700)
-            args = self._rewrite(list(raw), pod, pki, data_dir)
+            args = self._rewrite(list(raw), pod, pki, data_dir, pod_ip=str(addresses[i]))
             values = flag_values(args)
             adv = urlsplit(values["advertise-client-urls"].split(",")[0]).hostname or ""
             self.members.append(_Member(pod_name=pod, args=args, fqdn=adv, netns=f"etcdh-{self._tag}-{i}",
@@ -226,12 +230,13 @@ class EtcdCluster:
 
     # ------------------------------------------------------------------ setup helpers
 
-    def _rewrite(self, args: list[str], pod: str, pki: Path, data_dir: Path) -> list[str]:
+    def _rewrite(self, args: list[str], pod: str, pki: Path, data_dir: Path, pod_ip: str) -> list[str]:
         out: list[str] = []
         for arg in args:
-            new = expand_env(arg, {"POD_NAME": pod})
+            new = expand_env(arg, {"POD_NAME": pod, "POD_IP": pod_ip})
             if new != arg:
-                self._note(f"{pod}: $(POD_NAME) -> {pod} in {arg.split('=', 1)[0]}")
+                refs = " and ".join(v for v in ("$(POD_NAME)", "$(POD_IP)") if v in arg)
+                self._note(f"{pod}: {refs} -> the member's own value in {arg.split('=', 1)[0]}")
             if "=" in new:
                 name, value = new.split("=", 1)
                 if value in self.path_map:
@@ -269,7 +274,7 @@ class EtcdCluster:
                                    f"cluster expects {initial[m.pod_name]}")
 
     def _network(self) -> None:
-        net = _pick_subnet()
+        net = self._net
         hosts = list(net.hosts())
         gateway = hosts[0]
         _run("ip", "link", "add", self._bridge, "type", "bridge")
