@@ -343,6 +343,9 @@ class MemberConfig(Model):
     labels: dict[str, str] = {}
     scheduler_estimator: bool = False
     ingress: IngressConfig = IngressConfig()
+    join_generation: int = Field(default=1, ge=1)
+    """Pull members: bump it to mint a fresh bootstrap token and run the join again (a rebuilt member, or
+    one whose `karmada-kubeconfig` Secret is gone). The token lives an hour and is in no stack's state."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -520,6 +523,14 @@ class FleetConfig(Model):
     capi: CapiManagementConfig = CapiManagementConfig()
     region: DnsLabel | None = None
     """For `region` stacks: which region this stack rolls out."""
+    region_stacks: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]] = []
+    """For `hub` stacks: the region stacks (names of files in stacks/) this hub serves. The hub reads their
+    members, tenants and identity CSR from those files: it owns the objects a region's identity cannot be
+    trusted with (Cluster objects, agent RBAC, tenant namespaces, estimators) and signs each region's identity."""
+    identity_csr: str | None = Field(default=None, pattern=r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+"
+                                                          r"-----END CERTIFICATE REQUEST-----\n?$")
+    """For `region` stacks: the PEM CSR of this stack's identity (`pulumi stack output identityCsrPem`); its key
+    never leaves this stack. The hub signs it once its file carries it."""
     secrets: dict[str, str] = Field(default={}, exclude=True)
     """Flat secret config keys (kubeconfigs, tokens) referenced by name elsewhere; never printed."""
 
@@ -527,6 +538,12 @@ class FleetConfig(Model):
     def _cross_checks(self) -> FleetConfig:
         if self.role in ("all-in-one", "hub") and self.hub is None:
             raise _fail("missing_hub", "role '{role}' needs a hub section", role=self.role, loc=("hub",))
+        if self.region_stacks and self.role != "hub":
+            raise _fail("region_stacks", "only a hub stack (role hub) serves region stacks; remove it here",
+                        loc=("regionStacks",))
+        if self.identity_csr is not None and self.role != "region":
+            raise _fail("region_stacks", "only a region stack has an identity CSR; remove it here",
+                        loc=("identityCsr",))
         if self.role == "region":
             if self.hub_stack is None:
                 raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
@@ -613,6 +630,8 @@ class FleetConfig(Model):
             if self.dns.txt_owner_id is not None:
                 raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
                             "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
+            # the region's drill records live in the DNS zone's own project: its token, not the region's
+            self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
             return
         if self.dns.txt_owner_id is None:
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
@@ -745,5 +764,41 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
 _CUSTOM_TYPES = frozenset(
     {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
-     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum"}
+     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "region_stacks"}
 )
+
+
+# ---------------------------------------------------------------------------------- other stacks' files
+
+
+def read_stack_file(path: Any, stack_file: str) -> FleetConfig:
+    """Another stack's `stacks/Pulumi.<stack>.yaml`, validated as that stack's FleetConfig: what a hub stack
+    reads of its region stacks (members, tenants, identity CSR). `secure:` values stay placeholders (a hub
+    cannot decrypt a region's secrets and never needs them); errors name `stack_file`."""
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{stack_file}: no such stack file")
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{stack_file}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    raw: dict[str, Any] = {}
+    secrets: set[str] = set()
+    for key, value in (doc.get("config") or {}).items():
+        key = str(key)
+        if ":" not in key:
+            key = f"{PROJECT}:{key}"
+        namespace, _, name = key.partition(":")
+        if namespace != PROJECT:
+            continue
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            raw[name] = f"placeholder-for-{name}"
+            secrets.add(name)
+        else:
+            raw[name] = value
+    return FleetConfig.from_mapping(raw, stack_file, frozenset(secrets))
+

@@ -222,11 +222,19 @@ def test_apiserver_hardening_and_wiring() -> None:
     assert custom["etcd-servers"] == "https://a:2379,https://b:2379"
 
 
+def test_agent_rotates_its_certificate_and_reports_no_secrets() -> None:
+    v = f.flag_values(f.agent_args("m1", "https://m1.example.com:6443", region="eu"))
+    assert v["controllers"] == "*,certRotation" and v["report-secrets"] == "None"
+    assert v["karmada-kubeconfig"] == f.AGENT_KUBECONFIG_PATH
+
+
 def test_kube_controller_manager_controllers_and_lease() -> None:
     v = f.flag_values(f.kube_controller_manager_args())
     assert v["controllers"].split(",") == list(f.KCM_CONTROLLERS)
-    assert {"csrsigning", "bootstrapsigner", "tokencleaner", "garbagecollector", "namespace"} <= set(
+    assert {"csrsigning", "csrcleaner", "tokencleaner", "garbagecollector", "namespace"} <= set(
         v["controllers"].split(","))
+    assert "bootstrapsigner" not in v["controllers"]  # it signs cluster-info only, which the Pull join never reads
+    assert v["cluster-signing-duration"] == "720h"  # agents ask for 30 days; nothing signs longer
     assert v["leader-elect-resource-namespace"] == "karmada-system"
     assert v["cluster-signing-key-file"] == f.PATHS["ca.key"]
     no_signing = f.flag_values(f.kube_controller_manager_args(controllers=("namespace", "garbagecollector")))

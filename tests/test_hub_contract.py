@@ -17,6 +17,7 @@ import yaml
 
 from components.config import ConfigError
 from components.operations.preflight import check_hub_contract, hub_contract
+from components.operations.region_intents import region_intents
 from hubctl.plan import run_program
 from hubctl.stackfile import read_stack
 from tests.support.tools import REPO, copy_program, load_stack, program_env
@@ -26,7 +27,8 @@ FILE = "stacks/Pulumi.prod-fsn1.yaml"
 
 
 def _contract(**changes: Any) -> dict[str, Any]:
-    contract = hub_contract(load_stack("prod-hub"))
+    hub = load_stack("prod-hub")
+    contract = hub_contract(hub, region_intents(hub, "prod-hub"))
     for key, value in changes.items():
         if key in ("ttl", "intervalSeconds", "refreshSeconds"):
             contract["dns"] = {**contract["dns"], key: value}
@@ -82,9 +84,13 @@ def test_estimators_need_the_hub_scheduler_side() -> None:
     config = load_stack("prod-fsn1")
     members = [m.model_copy(update={"scheduler_estimator": True}) for m in config.members]
     config = config.model_copy(update={"members": members})
-    check_hub_contract(config, _contract(), FILE, HUB)
+    served = _contract()
+    served["regions"]["eu-fsn"]["estimators"] = sorted(m.name for m in members)  # a hub that read this file
+    check_hub_contract(config, served, FILE, HUB)
     with pytest.raises(ConfigError, match=r"karmada\.schedulerEstimators off"):
-        check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
+        check_hub_contract(config, {**served, "schedulerEstimators": False}, FILE, HUB)
+    with pytest.raises(ConfigError, match=r"karmada-hub:estimators: .* serves none"):
+        check_hub_contract(config, _contract(), FILE, HUB)
 
 
 def test_pulumi_run_stops_with_one_line_on_the_stack_reference(rendered_prod_hub: Any) -> None:
@@ -109,3 +115,23 @@ def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Pat
         "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.ttl: 20 here but organization/karmada-hub/prod-hub's "
         "external-dns uses 30; the failover budget must count the hub's value (set dns.ttl: 30)"]
     assert not (repo / "build" / "plan" / "prod-fsn1").exists()
+
+
+def test_a_region_the_hub_does_not_serve_is_refused() -> None:
+    contract = _contract()
+    contract["regions"] = {k: v for k, v in contract["regions"].items() if k != "eu-fsn"}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), contract, FILE, HUB)
+    assert str(info.value) == (f"{FILE}: karmada-hub:region: {HUB} does not serve region eu-fsn: add this stack to "
+                               "its karmada-hub:regionStacks and up it first")
+
+
+def test_a_member_the_hub_has_not_set_up_yet_is_refused() -> None:
+    """A region that added a member before its hub read the new file: the hub has no RBAC for it yet."""
+    contract = _contract()
+    served = contract["regions"]["eu-fsn"]
+    contract["regions"]["eu-fsn"] = {**served, "members": [m for m in served["members"] if "prod-fsn1-b" not in m]}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), contract, FILE, HUB)
+    assert str(info.value) == (f"{FILE}: karmada-hub:members: {HUB} serves prod-fsn1-a:Push, this stack declares "
+                               "prod-fsn1-a:Push, prod-fsn1-b:Pull; up the hub stack first (it reads this file)")

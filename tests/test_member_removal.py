@@ -1,6 +1,7 @@
 """Removing a member from the stack removes everything the program made for it, on every API server,
-and nothing of anyone else: its Cluster, its credentials in the karmada-apiserver, the join objects in
-the member, its scheduler-estimator on the host, its LB target and its share of the status override."""
+and nothing of anyone else: its Cluster (a Pull agent's own Cluster is not the program's: docs/runbooks/
+members.md removes it), its credentials in the karmada-apiserver, the join objects in the member, its
+scheduler-estimator and NetworkPolicy on the host, its LB target and its share of the status override."""
 
 from __future__ import annotations
 
@@ -33,13 +34,15 @@ def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev
     removed = {before[u].name for u in set(before) - set(after)}
     assert not set(after) - set(before), "removing a member must not add anything"
     expected = {
-        "karmada-cluster-dev-fsn1-a",                                  # the Cluster object
+        "karmada-cluster-dev-fsn1-a",                                  # the Cluster object (the hub's half)
         "karmada-secret-karmada-cluster-dev-fsn1-a",                   # its token + CA in the hub
         "karmada-secret-karmada-cluster-dev-fsn1-a-impersonator",      # its impersonator token
         "member-dev-fsn1-a-serviceaccount-karmada-cluster-karmada-dev-fsn1-a",  # the member-side SA
         "k8s-member-dev-fsn1-a",                                       # its provider
         "host-deployment-karmada-system-karmada-scheduler-estimator-dev-fsn1-a",
         "host-secret-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-member-kubeconfig",
+        "host-networkpolicy-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-ingress",
+        "member-dev-fsn1-a-estimator-serviceaccount-karmada-cluster-karmada-scheduler-estimator",  # its reader
         "traffic-eu-fsn-lb-dev-fsn1-a",                                # its LB target
     }
     assert expected <= removed, sorted(expected - removed)
@@ -50,12 +53,14 @@ def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Pla
     before, after = _by_urn(rendered_dev), _by_urn(_without("dev-hel1-a"))
     removed = {before[u].name for u in set(before) - set(after)}
     expected = {
-        "karmada-cluster-dev-hel1-a", "k8s-member-dev-hel1-a",
-        "agent-dev-hel1-a", "agent-dev-hel1-a-key",                          # the agent's client cert
+        "k8s-member-dev-hel1-a",
+        "member-dev-hel1-a-join",                                            # PullJoin: deletes the token
+        "member-dev-hel1-a-job-karmada-system-karmada-agent-join",
         "member-dev-hel1-a-deployment-karmada-system-karmada-agent",
-        "member-dev-hel1-a-secret-karmada-system-karmada-kubeconfig",        # the agent's credentials
+        "member-dev-hel1-a-cronjob-karmada-system-karmada-agent-restart",
         "karmada-clusterrole-system-karmada-dev-hel1-a-agent",               # the hub RBAC that admits it
         "karmada-clusterrolebinding-system-karmada-dev-hel1-a-agent",
+        "karmada-role-karmada-system-system-karmada-dev-hel1-a-agent-leader",
         "karmada-rolebinding-karmada-es-dev-hel1-a-system-karmada-dev-hel1-a-agent-work",
     }
     assert expected <= removed, sorted(expected - removed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from components.config import FailoverConfig, MemberConfig, RegionConfig, TenantConfig
+from components.config import FailoverConfig, FleetConfig, MemberConfig, RegionConfig, TenantConfig
 
 POLICY_API = "policy.karmada.io/v1alpha1"
 
@@ -284,6 +284,18 @@ def federated_resource_quota(tenant: TenantConfig) -> dict[str, Any]:
         "metadata": _meta(tenant.name, tenant.namespace, tenant),
         "spec": spec,
     }
+
+
+def tenant_policies(config: FleetConfig) -> list[dict[str, Any]]:
+    """Every tenant's PropagationPolicy, OverridePolicy and (with a quota) FederatedResourceQuota, as a stack
+    applies them; their namespaces belong to the hub (`tenant_namespace`)."""
+    out: list[dict[str, Any]] = []
+    for tenant in config.tenants:
+        out.append(propagation_policy(tenant, list(config.regions), list(config.members), config.failover))
+        out.append(override_policy(tenant, config.regions))
+        if tenant.quota is not None:
+            out.append(federated_resource_quota(tenant))
+    return out
 
 
 def cluster_taint_policy() -> dict[str, Any]:

@@ -176,6 +176,9 @@ class HubCluster(pulumi.ComponentResource):
         # --- the k3s CA set, generated up front (k3s uses it as-is on the first server's first start)
         cas = {ca: tls.ca(f"{name}-{short}", f"{short}@karmada-hub", hours_ca, child)
                for ca, short in K3S_CA_NAMES.items()}
+        self.client_ca = cas["client-ca"]
+        """Signs the host cluster's client certificates (the admin's here, each region stack's in roles.hub)."""
+        self.server_ca_pem = cas["server-ca"].cert_pem
         service_key = tls.private_key(f"{name}-service-account", child)
         admin = tls.leaf(f"{name}-admin", cas["client-ca"], "system:admin", tls.USES["client"], hours_leaf, child,
                          organization="system:masters")

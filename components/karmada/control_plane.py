@@ -214,6 +214,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             kubeconfig=by_address, timeout_seconds=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[apiserver]),
         )
+        self.provider_kubeconfig = self.readiness.kubeconfig
         self.provider = k8s.Provider(
             "k8s-karmada", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),

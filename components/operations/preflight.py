@@ -6,16 +6,19 @@ refuses the same things). Each failure is a `ConfigError` with one line naming t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components import versions
 from components.config import ConfigError, FleetConfig
 from components.operations.budget import check_rto, failover_budget
+from components.operations.region_intents import RegionIntent, region_intents
 from components.operations.skew import skew_rows
 
 
 def check(config: FleetConfig, stack_file: str) -> None:
+    this_stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
+    region_intents(config, this_stack)  # a hub's region stack files must be readable and its own
     for row in skew_rows(config):
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
@@ -27,15 +30,24 @@ def check(config: FleetConfig, stack_file: str) -> None:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
 
 
-def hub_contract(config: FleetConfig) -> dict[str, Any]:
+def region_served(intent: RegionIntent) -> dict[str, Any]:
+    """What the hub set up for one region stack: the members and tenant namespaces its identity may write for."""
+    return {"stack": intent.stack,
+            "members": sorted(f"{m.name}:{m.sync_mode}" for m in intent.members),
+            "estimators": sorted(m.name for m in intent.members if m.scheduler_estimator),
+            "tenants": sorted(t.namespace for t in intent.tenants)}
+
+
+def hub_contract(config: FleetConfig, intents: Sequence[RegionIntent] = ()) -> dict[str, Any]:
     """What a hub stack promises its region stacks (exported as `fleetContract`): the values a region must
-    agree with but cannot read from its own config."""
+    agree with but cannot read from its own config, and what it serves each region."""
     dns = config.dns
     return {
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds},
+        "regions": {i.region: region_served(i) for i in intents},
     }
 
 
@@ -58,6 +70,15 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if wants and not contract.get("schedulerEstimators"):
         raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "
                    "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    served = (contract.get("regions") or {}).get(config.region or "")
+    if served is None:
+        raise fail("region", f"{hub_stack} does not serve region {config.region}: add this stack to its "
+                   "karmada-hub:regionStacks and up it first")
+    mine = region_served(RegionIntent(stack=served.get("stack", ""), region=config.region or "", config=config))
+    for key in ("members", "estimators", "tenants"):
+        if sorted(served.get(key) or []) != mine[key]:
+            raise fail(key, f"{hub_stack} serves {', '.join(served.get(key) or []) or 'none'}, this stack declares "
+                       f"{', '.join(mine[key]) or 'none'}; up the hub stack first (it reads this file)")
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
