@@ -1,4 +1,4 @@
-"""`python -m hubctl`: the operator's CLI (plan, diff, budget, rollout).
+"""`python -m hubctl`: the operator's CLI (plan, diff, budget, rollout, kubeconfig).
 
 Every user mistake ends here as one line on stderr and exit code 2, never a traceback.
 """
@@ -31,6 +31,18 @@ def _budget(args: argparse.Namespace) -> int:
     return run_budget(REPO, args.stack)
 
 
+def _kubeconfig(args: argparse.Namespace) -> int:
+    import json
+
+    from hubctl.kubeconfig import admin_kubeconfig, export_stack
+
+    export = json.loads(Path(args.from_file).read_text()) if args.from_file else export_stack(args.stack)
+    print(admin_kubeconfig(export, args.api), end="")
+    print(f"note: this is a system:masters credential for the {args.api} API; keep it off shared disks",
+          file=sys.stderr)
+    return 0
+
+
 def _rollout(argv: list[str]) -> int:
     from hubctl.rollout import main as rollout_main
 
@@ -57,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     budget.add_argument("stack")
     budget.set_defaults(func=_budget)
     sub.add_parser("rollout", help="preview and up every stack of an environment in waves (needs the Pulumi CLI)")
+    kube = sub.add_parser("kubeconfig", help="an admin kubeconfig from a hub stack's own state (pulumi stack export)")
+    kube.add_argument("stack", help="the hub or all-in-one stack (org/project/stack or its name)")
+    kube.add_argument("api", choices=["karmada", "host"])
+    kube.add_argument("--from-file", help="read this `pulumi stack export --show-secrets` file instead")
+    kube.set_defaults(func=_kubeconfig)
     args = parser.parse_args(argv)
     from components.config import ConfigError
     from components.karmada.crds import CrdIntegrityError
