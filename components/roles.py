@@ -24,6 +24,7 @@ from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
 from components.fleet.policy_docs import cluster_taint_policy
 from components.fleet.registry import MemberRegistry
+from components.hetzner.dns_provider import dns_provider
 from components.hetzner.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
@@ -53,6 +54,7 @@ class LocalHub:
     karmada_kubeconfig: pulumi.Output[str]
     """The program's own admin kubeconfig (what PullJoin writes bootstrap tokens with in an all-in-one stack)."""
     after: Sequence[pulumi.Resource]
+    dns_provider: pulumi.ProviderResource | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,8 @@ def hub(config: FleetConfig) -> HubOutputs:
     hub owns for every member and tenant it serves, its NetworkPolicies and its region stacks' identities."""
     intents = region_intents(config, pulumi.get_stack())
     members, tenants = fleet_members(config, intents), fleet_tenants(config, intents)
-    cluster = HubCluster("hub", config)
+    dns = dns_provider(config, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+    cluster = HubCluster("hub", config, dns)
     control_plane = KarmadaControlPlane("karmada", config, cluster)
     bootstrap = KarmadaBootstrap(
         "karmada-bootstrap", config.karmada.version, control_plane.provider,
@@ -142,7 +145,7 @@ def hub(config: FleetConfig) -> HubOutputs:
         region_identities=pulumi.Output.from_input(identities.issued),
         fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config, intents)),
         local=LocalHub(host=host, karmada=karmada, karmada_kubeconfig=control_plane.provider_kubeconfig,
-                       after=[*after, *registry.ready]),
+                       after=[*after, *registry.ready], dns_provider=dns),
     )
 
 
@@ -152,6 +155,7 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
     if hub.local is not None:
         host, karmada, after = hub.local.host, hub.local.karmada, list(hub.local.after)
         writer: pulumi.Input[str] = hub.local.karmada_kubeconfig
+        dns = hub.local.dns_provider
     else:
         assert config.region is not None and config.hub_stack is not None
         stack_file = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
@@ -167,6 +171,7 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
                             f"{config.hub_stack.stack}, then up this stack again.")
             return
         writer = identity.karmada_kubeconfig
+        dns = dns_provider(config, stack_file)
         karmada = k8s.Provider("k8s-karmada", kubeconfig=identity.karmada_kubeconfig, enable_server_side_apply=True)
         after = []
         if any(m.scheduler_estimator for m in config.members):  # their member kubeconfigs go to the host cluster
@@ -179,7 +184,7 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
                       hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
     FleetPolicies("policies", config, karmada, after)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
-    traffic = RegionalTraffic("traffic", config, regions, karmada, after)
+    traffic = RegionalTraffic("traffic", config, regions, karmada, after, dns)
     pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

@@ -103,8 +103,11 @@ class HubCluster(pulumi.ComponentResource):
     first_server_ipv4: pulumi.Output[str]
     """What this program's own providers and readiness gates dial (no DNS needed on the first `up`)."""
 
-    def __init__(self, name: str, config: FleetConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, config: FleetConfig, dns_provider: pulumi.ProviderResource | None = None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """`dns_provider`: the DNS zone project's hcloud provider (hetzner/dns_provider.py) for the API record."""
         super().__init__("karmada-hub:index:HubCluster", name, None, opts)
+        self._dns_provider = dns_provider
         hub = config.hub
         assert hub is not None, "FleetConfig guarantees a hub section for roles that build one"
         child = pulumi.ResourceOptions(parent=self)
@@ -272,7 +275,7 @@ class HubCluster(pulumi.ComponentResource):
             return None
         return hcloud.ZoneRrset(f"{name}-api-record", zone=dns.domain, name=relative, type="A", ttl=dns.ttl,
                                 records=[hcloud.ZoneRrsetRecordArgs(value=ip) for ip in addresses],
-                                opts=pulumi.ResourceOptions(parent=self))
+                                opts=pulumi.ResourceOptions(parent=self, provider=self._dns_provider))
 
 
 def api_record_name(api_dns_name: str | None, zone: str | None) -> str | None:
