@@ -1,5 +1,9 @@
 """Member join documents: what `karmadactl join` (Push) and `karmadactl register` (Pull) create, declaratively.
 
+Pull differs from register where the hub's safety needs it: no rbac-generator (the hub stack owns the agent's
+RBAC, narrowed to what the agent's code uses), a one-hour authentication-only bootstrap token, no reported
+secrets, certificate rotation on; see docs/security.md.
+
 Names, labels and RBAC rules follow `pkg/util/credential.go` (join) and `pkg/karmadactl/register/register.go`
 (register) at Karmada v1.18.2, so upstream docs and tooling (`karmadactl unjoin`, agent cert rotation) still
 apply. Three API servers are involved and every function says which one its objects go to:
@@ -208,10 +212,11 @@ def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, clus
                    ) -> dict[str, Any]:
     """Hub: the `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and spread.
 
-    Push: credentials via secretRef/impersonatorSecretRef, so the controller-manager can reach the member.
-    Pull: the agent registers itself and fills id/secretRef (it create-or-updates the Cluster); pre-creating
-    it here makes labels, region and zones exist before the agent starts and keeps them in the preview.
-    `cluster_id` is the member's kube-system namespace UID, as join sets it (used for multi-cluster DNS).
+    Push: credentials via secretRef/impersonatorSecretRef, so the controller-manager can reach the member; the
+    hub stack applies it (MemberRegistry). Pull: the program never applies one: the agent creates its own, with
+    `spec.id` = its kube-system namespace UID, and a Cluster of that name without that id would make it exit
+    (karmada v1.18.2 pkg/util/cluster.go `validateCluster`). `cluster_id` is the member's kube-system namespace
+    UID, as join sets it (used for multi-cluster DNS).
     """
     mode: SyncMode = sync_mode or member.sync_mode
     spec: dict[str, Any] = {"syncMode": mode, "apiEndpoint": member.api_endpoint.rstrip("/")}
@@ -552,7 +557,9 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
     """Member: the karmada-agent Deployment (image `docker.io/karmada/karmada-agent:<version>`).
 
     The agent talks to its own member with the in-cluster SA token (so the token stays mounted) and to the hub
-    with the mounted kubeconfig. Only `/healthz` exists on the probe port (no `/readyz`), for both probes.
+    with the mounted kubeconfig Secret, which the join Job writes (the pods wait for it; a missing file would make
+    the agent fall back to its in-cluster config as if the member were the hub). Only `/healthz` exists on the
+    probe port (no `/readyz`), for both probes.
     """
     labels = {"app": AGENT_NAME}
     return {
