@@ -81,3 +81,23 @@ def test_push_join_takes_the_token_from_the_created_secret_not_a_read(rendered_d
     member_token = base64.b64decode(unwrap(token_secret.outputs)["data"]["token"]).decode()
     hub_secret = next(r for r in rendered_dev.records if r.name == "karmada-secret-karmada-cluster-dev-fsn1-a")
     assert base64.b64decode(unwrap(hub_secret.inputs)["data"]["token"]).decode() == member_token
+
+
+def test_objects_the_hub_took_over_keep_their_identity_in_an_all_in_one_stack(rendered_dev: Plan) -> None:
+    """Tenant namespaces, Push Clusters, the Pull agent's RBAC and the estimators moved from MemberCluster and
+    FleetPolicies to MemberRegistry. Without an alias an existing stack would create each anew and then delete
+    the old resource, and with it the object of the same name (a Cluster: the member's workloads)."""
+    urns = {r.urn for r in rendered_dev.records}
+    moved = {r.name: r.options.get("aliasParents") for r in rendered_dev.records
+             if r.parent.endswith("karmada-hub:index:MemberRegistry::registry")}
+    expected = {
+        "karmada-namespace-shop": "karmada-hub:index:FleetPolicies::policies",
+        "karmada-cluster-dev-fsn1-a": "karmada-hub:index:MemberCluster::member-dev-fsn1-a",
+        "karmada-clusterrole-system-karmada-dev-hel1-a-agent": "karmada-hub:index:MemberCluster::member-dev-hel1-a",
+        "host-deployment-karmada-system-karmada-scheduler-estimator-dev-fsn1-a":
+            "karmada-hub:index:MemberCluster::member-dev-fsn1-a",
+        "scheduler-estimator-dev-fsn1-a-key": "karmada-hub:index:MemberCluster::member-dev-fsn1-a",
+    }
+    for name, old_parent in expected.items():
+        (alias,) = moved[name]
+        assert alias.endswith(f"::{old_parent}") and alias in urns, (name, alias)

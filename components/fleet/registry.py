@@ -32,6 +32,18 @@ from components.kube.objects import apply
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
 
+def moved_from(component_type: str, component_name: str) -> pulumi.ResourceOptions:
+    """An alias to where an object lived before the hub owned it (an all-in-one stack's MemberCluster or
+    FleetPolicies), so an existing stack adopts it instead of creating it anew and then deleting the old one,
+    which, for the same object name, would delete the object itself (a Cluster: the member's workloads). In a hub
+    stack the old home was another (region) stack: docs/runbooks/members.md says how to hand objects over."""
+    urn = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{component_type}::{component_name}"
+    return pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=urn)])
+
+
+MEMBER_CLUSTER = "karmada-hub:index:MemberCluster"
+
+
 class MemberRegistry(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
     """What region-side objects wait for in an all-in-one stack (the tenant namespaces)."""
@@ -43,32 +55,36 @@ class MemberRegistry(pulumi.ComponentResource):
         super().__init__("karmada-hub:index:MemberRegistry", name, None, opts)
         on_hub = pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=list(after))
         on_host = pulumi.ResourceOptions(parent=self, provider=host_provider)
-        self.ready = [apply("karmada", policy_docs.tenant_namespace(t), on_hub) for t in tenants]
+        from_policies = moved_from("karmada-hub:index:FleetPolicies", "policies")
+        self.ready = [apply("karmada", policy_docs.tenant_namespace(t), pulumi.ResourceOptions.merge(
+            on_hub, from_policies)) for t in tenants]
         if any(m.sync_mode == "Pull" for m in members):
             for obj in docs.bootstrap_rbac():
                 apply("karmada", obj, on_hub)
         for member in members:
             prefix = "karmada"
+            was = moved_from(MEMBER_CLUSTER, f"member-{member.name}")
             if member.sync_mode == "Push":
-                apply(prefix, docs.cluster_object(member), on_hub)
+                apply(prefix, docs.cluster_object(member), pulumi.ResourceOptions.merge(on_hub, was))
             else:
                 created = {}
                 for obj in docs.pull_hub_objects(member.name):
                     deps = [created[o] for o in created if o[0] == "Namespace"] if obj["kind"] != "Namespace" else []
                     created[(obj["kind"], obj["metadata"]["name"])] = apply(
                         prefix, obj, pulumi.ResourceOptions.merge(on_hub, pulumi.ResourceOptions(
-                            depends_on=[*after, *deps])))
+                            depends_on=[*after, *deps], aliases=was.aliases)))
             if member.scheduler_estimator:
-                self._estimator(config, member, karmada_ca, on_host)
+                self._estimator(config, member, karmada_ca, pulumi.ResourceOptions.merge(on_host, was), was)
         self.register_outputs({"members": [m.name for m in members], "tenants": [t.namespace for t in tenants]})
 
     def _estimator(self, config: FleetConfig, member: MemberConfig, karmada_ca: tls.KeyPair,
-                   on_host: pulumi.ResourceOptions) -> None:
+                   on_host: pulumi.ResourceOptions, was: pulumi.ResourceOptions) -> None:
         """Host: the serving cert (Karmada CA; the scheduler dials it with its own client cert) and the
         Deployment, PDB and Service the scheduler finds by name (`karmada-scheduler-estimator-<member>`)."""
         spec = pki_spec.estimator_cert_spec(member.name)
         cert = tls.leaf(spec.name, karmada_ca, spec.common_name, spec.usages,
-                        config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
+                        config.karmada.pki.leaf_validity_hours,
+                        pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), was),
                         dns_names=spec.dns_names)
         image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
         workload = manifests.scheduler_estimator_workload(member.name, image)
