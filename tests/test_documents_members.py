@@ -15,6 +15,7 @@ import yaml
 
 from components.config import MemberConfig
 from components.fleet import member_docs as m
+from components.karmada import flags
 from tests.support.schemas import SchemaError, validate_any, validate_cluster, validate_kubernetes
 from tests.support.tools import load_stack
 
@@ -235,6 +236,10 @@ def test_agent_deployment() -> None:
         assert container[probe]["httpGet"]["port"] == 10357
         assert container[probe]["httpGet"]["path"] == "/healthz"
     assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    real = m.agent_deployment("hel1-a", VERSION, flags.agent_args("hel1-a", "https://hel1-a.example:6443",
+                                                                  region="eu-hel"))
+    (agent,) = real["spec"]["template"]["spec"]["containers"]
+    assert flags.env_refs(agent["args"]) == {"POD_IP"} <= {e["name"] for e in agent["env"]}
     mount = next(v for v in container["volumeMounts"] if v["name"] == "kubeconfig")
     volume = next(v for v in pod["volumes"] if v["name"] == "kubeconfig")
     assert volume["secret"]["secretName"] == "karmada-kubeconfig"

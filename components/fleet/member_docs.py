@@ -363,6 +363,10 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         "imagePullPolicy": "IfNotPresent",
                         "command": ["/bin/karmada-agent"],
                         "args": list(args),
+                        # agent_args binds its health and metrics listeners to $(POD_IP); kubelet expands
+                        # $(VAR) only from the container's env and leaves an undefined one as literal text,
+                        # on which controller-runtime's listener fails and the agent exits.
+                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
                         "ports": [
                             {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},
                             {"name": "healthz", "containerPort": AGENT_HEALTH_PORT, "protocol": "TCP"},
