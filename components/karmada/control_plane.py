@@ -234,9 +234,11 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             name="karmada-webhook", image=versions.karmada_image("karmada-webhook", karmada.version),
             command=flags.COMMANDS["karmada-webhook"],
             args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota),
-            replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080, "health": 8000},
-            liveness=manifests.Probe(8000, "/healthz", initial_delay=15),
-            readiness=manifests.Probe(flags.WEBHOOK_PORT, "/readyz", "HTTPS", period=5),
+            replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080},
+            # `/readyz/` on the webhook port is the only health path the binary serves (a check-less
+            # healthz.Handler); `/readyz` would only be redirected there.
+            liveness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", initial_delay=15),
+            readiness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", period=5),
             requests=_resources("100m", "128Mi"),
         ), after=[self.readiness])
         apply("host", manifests.service("karmada-webhook", {"https": (443, flags.WEBHOOK_PORT)}), host_ns)

@@ -21,6 +21,8 @@ APISERVER_SERVICE = "karmada-apiserver"
 APISERVER_PORT = 5443
 AGGREGATED_APISERVER_PORT = 443
 WEBHOOK_PORT = 8443
+WEBHOOK_HEALTH_PATH = "/readyz/"
+"""karmada-webhook's only health endpoint, on WEBHOOK_PORT (cmd/webhook/app/webhook.go `Run` mounts it)."""
 ESTIMATOR_PORT = 10352
 KCM_PORT = 10257
 CLUSTER_NAMESPACE = "karmada-cluster"
