@@ -289,7 +289,9 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
         args=flags.scheduler_estimator_args(cluster), replicas=replicas,
         ports={"grpc": flags.ESTIMATOR_PORT, "metrics": 8080, "health": ESTIMATOR_HEALTH_PORT},
         liveness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", initial_delay=15),
-        readiness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", period=5),
+        # `/healthz` is a constant 200; the gRPC port opens only once the member informers synced, so ready
+        # means "the port accepts" (no gRPC health service exists for a grpc probe).
+        readiness=Probe(flags.ESTIMATOR_PORT, period=5),
         requests={"cpu": "100m", "memory": "128Mi"}, kubeconfig=False,
         extra_volumes=[{"name": "member-kubeconfig", "secret": {
             "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,
