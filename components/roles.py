@@ -24,6 +24,7 @@ from components.fleet.policies import FleetPolicies
 from components.fleet.policy_docs import cluster_taint_policy
 from components.hetzner.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
+from components.karmada import flags
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.kube import tls
 from components.operations import preflight
@@ -117,7 +118,9 @@ def hub(config: FleetConfig) -> HubOutputs:
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
     if config.dns is not None:
-        FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
+        # In-cluster URL: external-dns runs on the host cluster, so it never depends on the hub's public name
+        # resolving (or hairpinning through the LB) within its 60 s informer sync at start.
+        FleetDns("dns", config, host, karmada, flags.apiserver_url(), karmada_ca, after)
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
         hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,

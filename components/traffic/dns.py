@@ -36,7 +36,8 @@ class FleetDns(pulumi.ComponentResource):
         ns = [apply("host", o, on_host) for o in objects if o["kind"] == "Namespace"]
         in_ns = pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=ns))
 
-        # external-dns: a client cert for the karmada-apiserver, the Hetzner token, then the Deployment.
+        # external-dns: a client cert for the karmada-apiserver (`karmada_url`: the in-cluster Service URL), the
+        # Hetzner token, then the Deployment.
         cert = tls.leaf(f"{name}-external-dns", karmada_ca, docs.EXTERNAL_DNS_USER, tls.USES["client"], hours,
                         pulumi.ResourceOptions(parent=self))
         kube = pulumi.Output.secret(pulumi.Output.all(karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem)
