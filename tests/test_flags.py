@@ -92,6 +92,12 @@ def test_etcd_flags_are_in_all_supported_etcd_versions() -> None:
     assert {"peer-client-cert-auth", "listen-metrics-urls", "initial-cluster-token"} <= f.KNOWN_FLAGS["etcd"]
 
 
+def test_etcd_renders_no_flag_deprecated_in_the_pinned_release() -> None:
+    """etcd v3.6.6 server/embed/config.go: --snapshot-count "Deprecated in v3.6 and will be decommissioned in
+    v3.7"; its 3.6 default (server/etcdserver/server.go DefaultSnapshotCount = 10000) is what was rendered."""
+    assert "snapshot-count" not in f.flag_names(f.etcd_args(3, "t"))
+
+
 # ------------------------------------------------------------------------------------ leader election
 
 
