@@ -209,7 +209,9 @@ def test_scheduler_estimator_flags_follow_switch() -> None:
 
 def test_apiserver_hardening_and_wiring() -> None:
     v = f.flag_values(f.karmada_apiserver_args())
-    assert v["anonymous-auth"] == "false" and v["profiling"] == "false"
+    # anonymous access comes only from the authentication config (health paths); the flag would conflict with it
+    assert "anonymous-auth" not in v and v["authentication-config"] == f.AUTHENTICATION_CONFIG_PATH
+    assert v["profiling"] == "false"
     assert v["secure-port"] == "5443"
     assert v["etcd-servers"] == "https://etcd-client.karmada-system.svc.cluster.local:2379"
     assert v["authorization-mode"] == "Node,RBAC"

@@ -253,6 +253,23 @@ rules:
 """
 
 
+def authentication_config(anonymous_paths: Sequence[str] = flags.HEALTH_PATHS) -> str:
+    """AuthenticationConfiguration (apiserver.config.k8s.io/v1) that allows anonymous requests on exactly
+    `anonymous_paths` and nowhere else (the anonymous authenticator matches the request path exactly)."""
+    if not anonymous_paths:
+        raise ValueError("anonymous_paths must name at least one path (else leave anonymous out entirely)")
+    for path in anonymous_paths:
+        if not path.startswith("/") or "*" in path:
+            raise ValueError(f"anonymous path {path!r} must be an exact absolute path")
+    conditions = "".join(f"\n      - path: {p}" for p in anonymous_paths)
+    return f"""apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:{conditions}
+"""
+
+
 def encryption_config(aescbc_key_b64: str) -> str:
     """EncryptionConfiguration: Secrets encrypted at rest with aescbc; `identity` last keeps old data readable."""
     return f"""apiVersion: apiserver.config.k8s.io/v1

@@ -39,6 +39,11 @@ AGENT_KUBECONFIG_PATH = "/etc/kubeconfig/karmada-kubeconfig"
 AUDIT_POLICY_PATH = "/etc/karmada/audit/policy.yaml"
 AUDIT_LOG_PATH = "/var/log/karmada/audit.log"
 ENCRYPTION_CONFIG_PATH = "/etc/karmada/encryption/encryption-config.yaml"
+AUTHENTICATION_CONFIG_PATH = "/etc/karmada/authn/authentication-config.yaml"
+"""karmada-apiserver `--authentication-config`: an AuthenticationConfiguration whose only content is anonymous
+access limited to HEALTH_PATHS (what kubelet's unauthenticated probes call)."""
+HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
+"""The kube-apiserver health endpoints anonymous requests may reach; every other path needs a credential."""
 ETCD_DATA_DIR = "/var/lib/etcd"
 CAPI_KUBECONFIG_PATH = "/etc/karmada/capi/kubeconfig"
 """controller-manager `--cluster-api-kubeconfig`: the CAPI management cluster, for built-in auto-join."""
@@ -67,6 +72,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
         "audit-policy": AUDIT_POLICY_PATH,
         "audit-log": AUDIT_LOG_PATH,
         "encryption-config": ENCRYPTION_CONFIG_PATH,
+        "authentication-config": AUTHENTICATION_CONFIG_PATH,
         "etcd-data": ETCD_DATA_DIR,
         "capi-kubeconfig": CAPI_KUBECONFIG_PATH,
     }
