@@ -159,8 +159,10 @@ LEADER_ELECTION: Mapping[str, Lease | None] = MappingProxyType(
     }
 )
 """For the plan table: which components leader-elect and on which lease (ref §2.1). kube-controller-
-manager's lease is moved to karmada-system by `--leader-elect-resource-namespace`; its user then needs
-lease RBAC there (the built-in role only covers kube-system)."""
+manager's lease is moved to karmada-system by `--leader-elect-resource-namespace`. The bootstrap ClusterRole
+`system:kube-controller-manager` grants `create` on leases and `get`/`update` on the lease named
+`kube-controller-manager` in every namespace (kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+policy.go, read in stored versions, not at v1.35.2); KarmadaBootstrap keeps an explicit Role for it anyway."""
 
 
 class FailoverLike(Protocol):
