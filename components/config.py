@@ -283,8 +283,14 @@ class KarmadaConfig(Model):
     etcd: EtcdConfig = EtcdConfig()
     pki: PkiConfig = PkiConfig()
     scheduler_estimators: bool = False
-    """The scheduler asks per-member scheduler-estimators for available replicas (members opt in with
-    `schedulerEstimator: true`; the hub's stack turns the scheduler side on, so prod-hub sets this)."""
+    """The scheduler asks per-member scheduler-estimators for available replicas: then every Push member of the
+    fleet needs `schedulerEstimator: true` (the scheduler dials one per Push Cluster; Pull members are skipped).
+    The hub's stack turns the scheduler side on, so prod-hub sets this."""
+    features: dict[str, bool] = {}
+    """Karmada feature gates for the whole fleet, by upstream name (e.g. `FederatedQuotaEnforcement: true`),
+    decided by the stack that runs the control plane; each binary gets the ones it reads
+    (components/karmada/features.py). Region stacks set only gates their agents/estimators read, equal to the
+    hub's."""
 
     @field_validator("version")
     @classmethod
@@ -402,7 +408,8 @@ class QuotaConfig(Model):
     overall: dict[str, Quantity] = Field(min_length=1)
     static_assignments: list[StaticAssignment] = []
     enforce: bool = True
-    """Turns on FederatedQuotaEnforcement (controller-manager and webhook) for the fleet."""
+    """Enforced by the hub's controller-manager and webhook: needs `karmada.features.FederatedQuotaEnforcement:
+    true` in the stack that runs the control plane (preflight refuses the tenant otherwise)."""
 
 
 class PlacementConfig(Model):
@@ -542,6 +549,10 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
+            if m.sync_mode == "Pull" and m.labels:
+                raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
+                            "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
+                            loc=("members", i, "labels"))
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
@@ -733,5 +744,5 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
 _CUSTOM_TYPES = frozenset(
     {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
-     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum"}
+     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "pull_labels"}
 )

@@ -23,8 +23,8 @@ from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
 from components.fleet.policy_docs import cluster_taint_policy
 from components.hetzner.hub_cluster import HubCluster
-from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada import flags
+from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.kube import tls
 from components.operations import preflight

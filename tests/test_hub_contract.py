@@ -78,13 +78,86 @@ def test_agents_may_trail_the_hub_but_never_lead_it(monkeypatch: pytest.MonkeyPa
     assert str(info.value).endswith("(set karmada.version: v1.17.4)")
 
 
+def _with_members(stack: str, **by_name: dict[str, Any]) -> Any:
+    config = load_stack(stack)
+    members = [m.model_copy(update=by_name.get(m.name, {})) for m in config.members]
+    return config.model_copy(update={"members": members})
+
+
 def test_estimators_need_the_hub_scheduler_side() -> None:
     config = load_stack("prod-fsn1")
-    members = [m.model_copy(update={"scheduler_estimator": True}) for m in config.members]
-    config = config.model_copy(update={"members": members})
     check_hub_contract(config, _contract(), FILE, HUB)
     with pytest.raises(ConfigError, match=r"karmada\.schedulerEstimators off"):
         check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
+
+
+def test_every_push_member_has_the_estimator_the_hub_scheduler_dials() -> None:
+    """karmada v1.18.2 pkg/scheduler/scheduler.go establishEstimatorConnections: one dial per Cluster (Pull ones
+    skipped with --disable-scheduler-estimator-in-pull-mode); a Push member without one is a dead dial."""
+    config = _with_members("prod-fsn1", **{"prod-fsn1-a": {"scheduler_estimator": False}})
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(config, _contract(), FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:members[0].schedulerEstimator: {HUB}'s scheduler asks every Push member's estimator "
+        "(karmada.schedulerEstimators: true in stacks/Pulumi.prod-hub.yaml) and would dial "
+        "karmada-scheduler-estimator-prod-fsn1-a, which nothing creates: set schedulerEstimator: true on "
+        "prod-fsn1-a, or karmada.schedulerEstimators: false in stacks/Pulumi.prod-hub.yaml")
+    check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)  # nobody dials it then
+
+
+def test_no_estimator_for_a_pull_member_the_scheduler_skips() -> None:
+    config = _with_members("prod-fsn1", **{"prod-fsn1-b": {"scheduler_estimator": True}})
+    with pytest.raises(ConfigError, match=r"members\[1\]\.schedulerEstimator: prod-fsn1-b is a Pull member"):
+        check_hub_contract(config, _contract(), FILE, HUB)
+    check_hub_contract(config, _contract(schedulerEstimatorsForPull=True), FILE, HUB)
+
+
+def test_a_tenant_needing_a_gate_the_hub_does_not_run_is_refused_naming_both_keys() -> None:
+    """D5: quota is enforced by the hub's controller-manager and webhook only with FederatedQuotaEnforcement
+    (karmada v1.18.2 cmd/controller-manager/app/controllermanager.go:641, pkg/webhook/resourcebinding/
+    validating.go:121), so a region tenant with quota.enforce needs the hub to run it."""
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), _contract(featureGates={}), FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:tenants[0].quota.enforce: needs feature gate FederatedQuotaEnforcement, which {HUB} "
+        "does not run (its karmada-controller-manager, karmada-webhook would ignore it): set "
+        "karmada.features.FederatedQuotaEnforcement: true in stacks/Pulumi.prod-hub.yaml")
+
+
+def test_region_gates_feed_only_its_agents_and_estimators_and_agree_with_the_hub() -> None:
+    config = load_stack("prod-fsn1")
+    with_gate = config.model_copy(update={"karmada": config.karmada.model_copy(
+        update={"features": {"FederatedQuotaEnforcement": True}})})
+    with pytest.raises(ConfigError, match=r"karmada\.features\.FederatedQuotaEnforcement: no binary this stack "
+                                          r"renders reads it \(karmada-controller-manager, karmada-webhook run in "):
+        check_hub_contract(with_gate, _contract(), FILE, HUB)
+    # the agents here (prod-fsn1-b is Pull) read CustomizedClusterResourceModeling: it must be the hub's value
+    hub_off = _contract(featureGates={"FederatedQuotaEnforcement": True, "CustomizedClusterResourceModeling": False})
+    with pytest.raises(ConfigError, match=r"karmada\.features\.CustomizedClusterResourceModeling: true here but "
+                                          r".* runs CustomizedClusterResourceModeling=false; this stack's "
+                                          r"karmada-agent must agree"):
+        check_hub_contract(config, hub_off, FILE, HUB)
+    agreeing = config.model_copy(update={"karmada": config.karmada.model_copy(
+        update={"features": {"CustomizedClusterResourceModeling": False}})})
+    check_hub_contract(agreeing, hub_off, FILE, HUB)
+
+
+def test_controller_manager_failover_values_are_the_hubs() -> None:
+    """D6: --resource-eviction-rate and the monitor periods are controller-manager flags (karmada v1.18.2
+    cmd/controller-manager/app/options/cluster_failover.go, options.go); a region's value feeds no binary."""
+    hub = _contract()
+    slower = {**hub, "failover": {**hub["failover"], "resourceEvictionRate": 0.5}}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), slower, FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:failover.resourceEvictionRate: 2 here but {HUB}'s karmada-controller-manager runs "
+        "--resource-eviction-rate=0.5 for every member; the failover budget must count the hub's value (set "
+        "failover.resourceEvictionRate: 0.5 here, or change it in stacks/Pulumi.prod-hub.yaml)")
+    # a threshold the agents read binds a region only through its Push members: prod-ash is Pull only
+    other = {**hub, "failover": {**hub["failover"], "clusterFailureThreshold": 60}}
+    check_hub_contract(load_stack("prod-ash"), other, "stacks/Pulumi.prod-ash.yaml", HUB)
+    with pytest.raises(ConfigError, match=r"failover\.clusterFailureThreshold: 30 here"):
+        check_hub_contract(load_stack("prod-fsn1"), other, FILE, HUB)
 
 
 def test_pulumi_run_stops_with_one_line_on_the_stack_reference(rendered_prod_hub: Any) -> None:

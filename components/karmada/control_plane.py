@@ -20,7 +20,7 @@ from components import versions
 from components.config import FleetConfig
 from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
-from components.karmada import flags, manifests, pki_spec
+from components.karmada import features, flags, manifests, pki_spec
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply
@@ -103,7 +103,10 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.pki = KarmadaPki(f"{name}-pki", config, hub.lb_ipv4, dns_names,
                               opts=pulumi.ResourceOptions(parent=self))
         pki = self.pki
-        quota = any(t.quota is not None and t.quota.enforce for t in config.tenants)
+        # Fleet-wide gates are this stack's declaration (karmada.features), never derived from its own tenants:
+        # region stacks' tenants are checked against it through fleetContract (operations/preflight.py).
+        declared = karmada.features
+        quota = features.effective("FederatedQuotaEnforcement", declared)
         failover = flags.FailoverSettings.from_config(config.failover)
         kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
@@ -228,13 +231,13 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.external_url = external
 
         # --- the rest of the components (controllers wait for the bootstrap; see KarmadaBootstrap)
-        gates: dict[str, bool] = {}
         self.workloads: dict[str, pulumi.CustomResource] = {"karmada-apiserver": apiserver}
         self.aggregated = deploy(manifests.Workload(
             name="karmada-aggregated-apiserver",
             image=versions.karmada_image("karmada-aggregated-apiserver", karmada.version),
             command=flags.COMMANDS["karmada-aggregated-apiserver"],
-            args=flags.aggregated_apiserver_args(feature_gates=gates), replicas=reps.aggregated_apiserver,
+            args=flags.aggregated_apiserver_args(feature_gates=features.component_gates(features.AGGREGATED, declared)),
+            replicas=reps.aggregated_apiserver,
             ports={"https": flags.AGGREGATED_APISERVER_PORT},
             liveness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/livez", "HTTPS", initial_delay=15),
             readiness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/readyz", "HTTPS", period=5),
@@ -245,7 +248,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.webhook = deploy(manifests.Workload(
             name="karmada-webhook", image=versions.karmada_image("karmada-webhook", karmada.version),
             command=flags.COMMANDS["karmada-webhook"],
-            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota),
+            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota,
+                                    feature_gates=features.component_gates(features.WEBHOOK, declared)),
             replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080},
             # `/readyz/` on the webhook port is the only health path the binary serves (a check-less
             # healthz.Handler); `/readyz` would only be redirected there.
@@ -279,7 +283,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.workloads["karmada-scheduler"] = deploy(manifests.Workload(
             name="karmada-scheduler",
             image=versions.karmada_image("karmada-scheduler", self._config.karmada.version),
-            command=flags.COMMANDS["karmada-scheduler"], args=flags.scheduler_args(enable_estimator=estimators),
+            command=flags.COMMANDS["karmada-scheduler"],
+            args=flags.scheduler_args(enable_estimator=estimators, feature_gates=features.component_gates(
+                features.SCHEDULER, self._config.karmada.features)),
             replicas=reps.scheduler, ports={"metrics": 8080, "health": 10351},
             liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
             readiness=manifests.Probe(10351, "/healthz", period=5),
@@ -290,7 +296,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             image=versions.karmada_image("karmada-controller-manager", self._config.karmada.version),
             command=flags.COMMANDS["karmada-controller-manager"],
             args=flags.controller_manager_args(enable_failover=True, quota_enforcement=self._quota,
-                                               failover=self._failover),
+                                               failover=self._failover, feature_gates=features.component_gates(
+                                                   features.CM, self._config.karmada.features)),
             replicas=reps.controller_manager, ports={"metrics": 8080, "health": 10357},
             liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
             readiness=manifests.Probe(10357, "/healthz", period=5),

@@ -261,7 +261,7 @@ def authentication_config(anonymous_paths: Sequence[str] = flags.HEALTH_PATHS) -
     for path in anonymous_paths:
         if not path.startswith("/") or "*" in path:
             raise ValueError(f"anonymous path {path!r} must be an exact absolute path")
-    conditions = "".join(f"\n      - path: {p}" for p in anonymous_paths)
+    conditions = "".join(f"\n    - path: {p}" for p in anonymous_paths)
     return f"""apiVersion: apiserver.config.k8s.io/v1
 kind: AuthenticationConfiguration
 anonymous:
@@ -294,7 +294,8 @@ estimates available through a hub node loss."""
 MEMBER_KUBECONFIG_SUFFIX = "-member-kubeconfig"
 
 
-def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS) -> Workload:
+def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS,
+                                 feature_gates: Mapping[str, bool] | None = None) -> Workload:
     """One member's karmada-scheduler-estimator on the host cluster, as the scheduler expects to find it:
     named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
     the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
@@ -303,7 +304,7 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
     kube_dir, kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)
     return Workload(
         name=name, image=image, command=flags.COMMANDS["karmada-scheduler-estimator"],
-        args=flags.scheduler_estimator_args(cluster), replicas=replicas,
+        args=flags.scheduler_estimator_args(cluster, feature_gates=feature_gates), replicas=replicas,
         ports={"grpc": flags.ESTIMATOR_PORT, "metrics": 8080, "health": ESTIMATOR_HEALTH_PORT},
         liveness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", initial_delay=15),
         # `/healthz` is a constant 200; the gRPC port opens only once the member informers synced, so ready

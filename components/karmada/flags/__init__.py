@@ -87,6 +87,7 @@ from components.karmada.flags.kube_controller_manager import (
     kube_controller_manager_args,
 )
 from components.karmada.flags.scheduler import (
+    ESTIMATORS_FOR_PULL,
     scheduler_args,
 )
 from components.karmada.flags.table import (
@@ -116,6 +117,7 @@ __all__ = [
     "CLUSTER_NAMESPACE",
     "COMMANDS",
     "ENCRYPTION_CONFIG_PATH",
+    "ESTIMATORS_FOR_PULL",
     "ESTIMATOR_PORT",
     "ETCDCTL",
     "ETCDCTL_SNAPSHOT_SAVE",

@@ -6,6 +6,12 @@ from collections.abc import Mapping
 
 from components.karmada.flags.common import ESTIMATOR_PORT, KUBECONFIG_PATH, PATHS, LeaderElection, feature_gates_flag
 
+ESTIMATORS_FOR_PULL = False
+"""With estimators on, the scheduler skips Pull Clusters (`--disable-scheduler-estimator-in-pull-mode`): a Pull
+member is one the hub does not dial, and an estimator on the hub would have to read its API. So only Push
+members run an estimator, and every one of them must (the scheduler dials `<prefix>-<cluster>` per Push Cluster,
+pkg/scheduler/scheduler.go `establishEstimatorConnections` at v1.18.2)."""
+
 
 def scheduler_args(
     *,
@@ -34,6 +40,8 @@ def scheduler_args(
             f"--scheduler-estimator-timeout={estimator_timeout_s}s",
             f"--scheduler-estimator-service-namespace={leader_election.namespace}",
         ]
+        if not ESTIMATORS_FOR_PULL:
+            args.append("--disable-scheduler-estimator-in-pull-mode=true")
     elif (feature_gates or {}).get("SchedulingOvercommitProtection"):
         raise ValueError("SchedulingOvercommitProtection needs the scheduler estimator (enable_estimator=True)")
     args += feature_gates_flag(feature_gates or {})
