@@ -1,0 +1,167 @@
+"""The runtime contract of the traffic containers on the hub: external-dns v0.22.0, its Hetzner webhook sidecar
+and the status refresher (agents/status_refresher.py), as data with sources (vocabulary: kube/contract.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from components.kube.contract import (
+    Connection,
+    Contract,
+    Endpoint,
+    EnvVar,
+    Expects,
+    Fact,
+    FileFlag,
+    Listener,
+    Match,
+    Served,
+    Src,
+    Use,
+    View,
+    from_kubeconfig,
+    from_url_flag,
+)
+from components.traffic import refresher_docs as refresher
+from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
+
+
+def edns(path: str, symbol: str = "") -> Src:
+    return Src("kubernetes-sigs/external-dns", "v0.22.0", path, symbol)
+
+
+def hz(path: str, symbol: str = "") -> Src:
+    """hetzner/external-dns-hetzner-webhook: no tag of the v0.3.4 image was fetchable; main.go read at 6df4106
+    (and 8569bb7, the v0.3.4-era version), the metrics server in jooola/external-dns-hetzner-webhook (the repo
+    before its transfer)."""
+    repo = "jooola/external-dns-hetzner-webhook" if path.startswith("internal/metrics") else \
+        "hetzner/external-dns-hetzner-webhook"
+    return Src(repo, "a5a650a" if path.startswith("internal/metrics") else "6df4106", path, symbol, pinned=False)
+
+
+def ours(path: str, symbol: str = "") -> Src:
+    return Src("karmada-hub", "this checkout", path, symbol)
+
+
+def _webhook_url(view: View) -> Sequence[Endpoint]:
+    return from_url_flag("webhook-provider-url")(view) or [Endpoint("localhost", 8888, "HTTP")]
+
+
+_EXECUTE = edns("controller/execute.go", "execute")
+
+EXTERNAL_DNS = Contract(
+    key="external-dns", title="external-dns", upstream="kubernetes-sigs/external-dns v0.22.0",
+    match=Match(image=EXTERNAL_DNS_IMAGE.rsplit(":", 1)[0]), rendered_by="components/traffic/docs.py "
+    "external_dns_objects, external_dns_args",
+    files=(
+        FileFlag("kubeconfig", "read", "the karmada-apiserver (sources read Ingresses and Services there)",
+                 edns("pkg/apis/externaldns/types.go", "bindFlags")),
+    ),
+    listeners=(
+        Listener("metrics", "HTTP", "metrics-address", "hostport", ":7979",
+                 (Served("/healthz", True), Served("/metrics", True)), edns("controller/execute.go", "serveMetrics"),
+                 note="/healthz is 200 as soon as the server listens"),
+    ),
+    connections=(
+        Connection("karmada-apiserver", "5443", "HTTPS (client cert CN system:karmada:external-dns)", "--kubeconfig",
+                   "informers of the enabled sources; the caches must sync within 60 s or it exits",
+                   edns("source/informers/informers.go", "waitForCacheSync"), resolve=from_kubeconfig("kubeconfig")),
+        Connection("hetzner-webhook", "8888", "HTTP (localhost)", "--webhook-provider-url",
+                   "negotiation at start (5 tries, then exit), then GET/POST /records, POST /adjustendpoints; "
+                   "a transport error or client timeout (read + write timeout) is fatal",
+                   edns("provider/webhook/webhook.go", "newProvider, requestWithRetry"), resolve=_webhook_url),
+    ),
+    uses=(
+        Use("karmada", "", "services", ("list", "watch"), edns("source/service.go", "NewServiceSource")),
+        Use("karmada", "networking.k8s.io", "ingresses", ("list", "watch"), edns("source/ingress.go",
+                                                                                "NewIngressSource")),
+    ),
+    exits=(
+        Fact("flag validation: --provider and --source required, --policy required (no default), "
+             "annotation prefix ending in `/`",
+             edns("pkg/apis/externaldns/validation/validation.go", "ValidateConfig")),
+        Fact("informer caches not synced within 60 s; webhook negotiation failed after 5 tries; any non-soft error "
+             "of a run (transport errors and timeouts are not soft)", _EXECUTE),
+    ),
+    facts=(
+        Fact("with --service-type-filter=LoadBalancer the service source builds only the Service informer "
+             "(no pods, nodes, EndpointSlices)", edns("source/service.go", "NewServiceSource")),
+        Fact("no leader election: one replica", edns("charts/external-dns/templates/deployment.yaml")),
+    ),
+)
+
+_MAIN = hz("main.go", "main")
+_METRICS = hz("internal/metrics/metrics.go", "Server.Serve")
+
+HETZNER_WEBHOOK = Contract(
+    key="hetzner-webhook", title="Hetzner webhook (external-dns sidecar)",
+    upstream="hetzner/external-dns-hetzner-webhook v0.3.4 (docker.io/hetzner/external-dns-hetzner-webhook)",
+    match=Match(image=HETZNER_WEBHOOK_IMAGE.rsplit(":", 1)[0]), rendered_by="components/traffic/docs.py "
+    "external_dns_objects",
+    env=(
+        EnvVar("HETZNER_TOKEN", True, "Hetzner Cloud API token (read/write on the zones' project)", _MAIN),
+        EnvVar("WEBHOOK_ADDRESS", False, "provider listener, default localhost:8888", _MAIN),
+        EnvVar("METRICS_ADDRESS", False, "health/metrics listener, default :8080", _MAIN),
+        EnvVar("INCLUDE_DOMAIN_FILTER", False, "comma list of zones it may touch",
+               hz("internal/provider/domain_filter.go", "getDomainFilter")),
+    ),
+    listeners=(
+        Listener("provider", "HTTP", "WEBHOOK_ADDRESS", "env-hostport", "localhost:8888",
+                 (Served("/", True), Served("/records", True), Served("/adjustendpoints", True)),
+                 edns("provider/webhook/api/httpapi.go", "StartHTTPApi"), note="read/write timeouts 60 s"),
+        Listener("metrics", "HTTP", "METRICS_ADDRESS", "env-hostport", ":8080",
+                 (Served("/", True), Served("/healthz", True), Served("/ready", True), Served("/metrics", True)),
+                 _METRICS, note="/, /healthz and /ready answer 200 only once the provider listener is bound "
+                                "(503 before, and after SIGTERM); the port opens first"),
+    ),
+    connections=(
+        Connection("Hetzner Cloud API", "443", "HTTPS (token)", "api.hetzner.cloud",
+                   "zones and rrsets (15 s client timeout per call)", _MAIN, external=True),
+    ),
+    expects=(
+        Expects("the DNS zone of `dns.domain` in the token's Hetzner Cloud project (no zone matching a name: that "
+                "change fails, 500 to external-dns)", "the operator (docs/runbooks/first-deploy.md)",
+                hz("internal/provider/helper.go", "findZoneByHostname")),
+    ),
+    exits=(
+        Fact("HETZNER_TOKEN_FILE unreadable; unparsable ALLOW_RELATIVE_CNAME_TARGETS or WEBHOOK_MAX_BODY_SIZE; "
+             "provider listener bind failure", _MAIN),
+    ),
+    kubeconfig_flags=(),
+)
+
+
+_REFRESHER = ours("agents/status_refresher.py", "main")
+
+STATUS_REFRESHER = Contract(
+    key="status-refresher", title="status refresher (agents/status_refresher.py)",
+    upstream=f"this program, run by {refresher.NAME} on python:3.12", match=Match(script=refresher.SCRIPT_KEY),
+    rendered_by="components/traffic/refresher_docs.py",
+    files=(
+        FileFlag("ca-file", "read", "the Karmada CA", _REFRESHER),
+        FileFlag("cert-file", "read", "client certificate (CN system:karmada:status-refresher)", _REFRESHER),
+        FileFlag("key-file", "read", "its key", _REFRESHER),
+    ),
+    listeners=(
+        Listener("health", "HTTP", "health-port", "port", "8080", (Served("/healthz", True),), _REFRESHER,
+                 note="200 while the last pass is younger than 3 x period + 30 s, else 503; other paths 503"),
+    ),
+    connections=(
+        Connection("karmada-apiserver", "5443", "HTTPS (client cert)", "--server", "reads Clusters and Works, "
+                   "annotates Ingress/Service templates", _REFRESHER, resolve=from_url_flag("server")),
+    ),
+    uses=(
+        Use("karmada", "cluster.karmada.io", "clusters", ("list",), _REFRESHER, credential="client-cert"),
+        Use("karmada", "work.karmada.io", "works", ("list",), _REFRESHER, namespace="karmada-es-<each-cluster>",
+            credential="client-cert"),
+        Use("karmada", "", "services", ("get", "patch"), _REFRESHER, credential="client-cert"),
+        Use("karmada", "networking.k8s.io", "ingresses", ("get", "patch"), _REFRESHER, credential="client-cert"),
+    ),
+    exits=(
+        Fact("unknown or missing argument (argparse, exit 2); unreadable TLS files; health port bind failure",
+             _REFRESHER),
+    ),
+    kubeconfig_flags=(),
+)
+
+CONTRACTS: tuple[Contract, ...] = (EXTERNAL_DNS, HETZNER_WEBHOOK, STATUS_REFRESHER)
