@@ -35,7 +35,7 @@ program writes must be among them."""
 
 K3S = Contract(
     key="k3s", title="k3s (hub servers)", upstream="k3s-io/k3s v1.34.1+k3s1", match=Match(),
-    rendered_by="components/hetzner/cloud_init.py k3s_config, user_data",
+    rendered_by="components/hetzner/cloud_init.py k3s_config, user_data", runs_in="every hub server (systemd)",
     files=(
         FileFlag("token-file", "read", "the cluster join token (`K10<sha256 of server-ca.crt>::server:<password>`)",
                  k3s("pkg/clientaccess/token.go", "hashCA")),
@@ -56,7 +56,7 @@ K3S = Contract(
     connections=(
         Connection("k3s", "6443", "HTTPS (token)", "config `server:` (the API LB's private address)",
                    "a joining server fetches the bootstrap data (CA keys, encrypted with the token)",
-                   k3s("pkg/etcd/etcd.go", "ETCD.Start"), external=True),
+                   k3s("pkg/etcd/etcd.go", "ETCD.Start")),
         Connection("GitHub releases", "443", "HTTPS", "install-k3s", "download of the pinned binary and its "
                    "sha256sum file", Src("karmada-hub", "this checkout", "components/hetzner/cloud_init.py",
                                          "install_script"), external=True),

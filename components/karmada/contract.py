@@ -90,7 +90,8 @@ SHARED: tuple[Fact, ...] = (
          "path (no `/readyz`, `/livez`, no sub-paths), always 200; listen failure exits the process.", PLAIN_HEALTH),
     Fact("Kubernetes expands `$(VAR)` in command/args only from the container's env; an undefined reference stays "
          "literal, so `$(POD_IP):8080` reaches the binary as is and its listen fails.",
-         kube("pkg/kubelet/kuberuntime/kuberuntime_container.go", "makeContainer (ExpandContainerCommandAndArgs)")),
+         kube("pkg/kubelet/container/helpers.go", "ExpandContainerCommandAndArgs (third_party/forked/golang/"
+              "expansion Expand leaves an unknown reference as written)")),
     Fact("Every hub component authenticates to the karmada-apiserver with a client certificate in "
          "`O=system:masters` (components/karmada/pki_spec.py), so their RBAC rows below document what their "
          "clients call; the agent, external-dns, the status refresher and kube-controller-manager are bound by RBAC.",
@@ -711,6 +712,7 @@ AGENT = Contract(
     key="karmada-agent", title="karmada-agent (in a Pull member)", upstream=KARMADA,
     match=Match(command="karmada-agent"),
     rendered_by="components/fleet/member.py, fleet/member_docs.py agent_deployment, karmada/flags/agent.py",
+    runs_in="each Pull member, namespace karmada-system",
     env=(
         EnvVar("KUBERNETES_SERVICE_HOST", True, "in-cluster config of its own member (a mounted service account "
                "token too); also the silent fallback when the --karmada-kubeconfig file is missing",

@@ -221,6 +221,8 @@ class Contract:
     match: Match
     rendered_by: str
     """Which module renders it (for the doc)."""
+    runs_in: str = "host cluster, namespace karmada-system"
+    """Where it runs (the reachability table's source/destination)."""
     env: tuple[EnvVar, ...] = ()
     files: tuple[FileFlag, ...] = ()
     listeners: tuple[Listener, ...] = ()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from components.hetzner import contract as hetzner_contract
 from components.karmada import contract as karmada_contract
 from components.karmada import flags
-from components.kube.contract import Connection, Contract, EnvVar, Fact, FileFlag, Match, Src, from_url_flag
+from components.kube.contract import Connection, Contract, EnvVar, Expects, Fact, FileFlag, Match, Src, from_url_flag
 from components.operations import etcd_backup_docs as backup
 from components.traffic import contract as traffic_contract
 
@@ -52,6 +52,10 @@ ETCD_UPLOAD = Contract(
     files=(
         FileFlag("snapshot", "read", "the snapshot written by the first step (read whole into memory)", _UPLOAD),
     ),
+    expects=(
+        Expects("the bucket `karmada.etcd.backup.bucket` at `endpoint`, and a key pair allowed to put, list and "
+                "delete in it", "the operator (docs/runbooks/first-deploy.md)", _UPLOAD),
+    ),
     connections=(
         Connection("object storage", "443", "HTTPS (SigV4)", "--endpoint, path-style `<endpoint>/<bucket>/<key>`",
                    "PUT the snapshot, list the prefix, delete beyond --retain", _UPLOAD, external=True),
@@ -68,6 +72,17 @@ ETCD_UPLOAD = Contract(
 )
 
 CONTRACTS: tuple[Contract, ...] = (ETCD_SNAPSHOT, ETCD_UPLOAD)
+
+PRECONDITIONS: tuple[Expects, ...] = (
+    Expects("for each CAPI member, Secret `<namespace>/<cluster>-kubeconfig` (key `value`) in the CAPI management "
+            "cluster: the program reads it (a read, not a create)", "Cluster API",
+            Src("karmada-io/karmada", "v1.18.2", "vendor/sigs.k8s.io/cluster-api/util/secret/consts.go",
+                "KubeconfigDataName")),
+    Expects("each member's `apiEndpoint` resolving and reachable from the hub (Push) and from the member itself "
+            "(Pull: the agent reports it; the aggregated-apiserver proxies to it)", "the member's DNS / Cluster API",
+            Src("karmada-io/karmada", "v1.18.2", "pkg/registry/cluster/storage/proxy.go", "ProxyREST.Connect")),
+)
+"""What the program needs but no component of it creates or owns."""
 
 
 def all_contracts() -> tuple[Contract, ...]:

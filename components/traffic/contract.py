@@ -52,7 +52,7 @@ _EXECUTE = edns("controller/execute.go", "execute")
 EXTERNAL_DNS = Contract(
     key="external-dns", title="external-dns", upstream="kubernetes-sigs/external-dns v0.22.0",
     match=Match(image=EXTERNAL_DNS_IMAGE.rsplit(":", 1)[0]), rendered_by="components/traffic/docs.py "
-    "external_dns_objects, external_dns_args",
+    "external_dns_objects, external_dns_args", runs_in="host cluster, namespace external-dns",
     files=(
         FileFlag("kubeconfig", "read", "the karmada-apiserver (sources read Ingresses and Services there)",
                  edns("pkg/apis/externaldns/types.go", "bindFlags")),
@@ -97,7 +97,7 @@ HETZNER_WEBHOOK = Contract(
     key="hetzner-webhook", title="Hetzner webhook (external-dns sidecar)",
     upstream="hetzner/external-dns-hetzner-webhook v0.3.4 (docker.io/hetzner/external-dns-hetzner-webhook)",
     match=Match(image=HETZNER_WEBHOOK_IMAGE.rsplit(":", 1)[0]), rendered_by="components/traffic/docs.py "
-    "external_dns_objects",
+    "external_dns_objects", runs_in="host cluster, namespace external-dns (sidecar of external-dns)",
     env=(
         EnvVar("HETZNER_TOKEN", True, "Hetzner Cloud API token (read/write on the zones' project)", _MAIN),
         EnvVar("WEBHOOK_ADDRESS", False, "provider listener, default localhost:8888", _MAIN),
@@ -136,7 +136,7 @@ _REFRESHER = ours("agents/status_refresher.py", "main")
 STATUS_REFRESHER = Contract(
     key="status-refresher", title="status refresher (agents/status_refresher.py)",
     upstream=f"this program, run by {refresher.NAME} on python:3.12", match=Match(script=refresher.SCRIPT_KEY),
-    rendered_by="components/traffic/refresher_docs.py",
+    rendered_by="components/traffic/refresher_docs.py", runs_in="host cluster, namespace external-dns",
     files=(
         FileFlag("ca-file", "read", "the Karmada CA", _REFRESHER),
         FileFlag("cert-file", "read", "client certificate (CN system:karmada:status-refresher)", _REFRESHER),
