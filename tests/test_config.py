@@ -210,6 +210,8 @@ def test_min_regions_is_free_when_a_region_loss_cannot_be_survived_anyway(dev_ra
         tenant["placement"].pop("weights", None)
         tenant["quota"] = None
         tenant["placement"]["preferredRegions"] = ["eu-fsn"]
+        tenant["placement"].pop("overflow", None)
+    raw["karmada"]["featureGates"] = []  # without quotas no tenant needs a gate
     assert validate(raw, secrets).tenants[0].placement.min_regions == 1
 
 

@@ -34,6 +34,8 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
     return {
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
+        "featureGates": sorted(config.karmada.feature_gates),
+        "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds},
     }
@@ -58,6 +60,7 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if wants and not contract.get("schedulerEstimators"):
         raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "
                    "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    _check_tenant_contract(config, contract, fail, hub_stack)
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
@@ -68,3 +71,28 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         if hub_dns.get(key) != value:
             raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
                        f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")
+
+
+def _check_tenant_contract(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:
+    """The gates and the priority table live on the hub: a region's list must equal the hub's (its estimators get
+    the same gates as the hub's scheduler), and its tenants may only name priority classes the hub created."""
+    hub_gates = sorted(contract.get("featureGates") or [])
+    if sorted(config.karmada.feature_gates) != hub_gates:
+        raise fail("karmada.featureGates", f"{sorted(config.karmada.feature_gates)} here but {hub_stack} switches on "
+                   f"{hub_gates}; a gate is on or off for the whole fleet (set karmada.featureGates: {hub_gates})")
+    classes: Mapping[str, int] = contract.get("priorityClasses") or {}
+    estimators = bool(contract.get("schedulerEstimators"))
+    for t_i, tenant in enumerate(config.tenants):
+        for key, name in (("priorityClass", tenant.priority_class),
+                          ("critical.priorityClass", tenant.critical and tenant.critical.priority_class)):
+            if name is not None and name not in classes:
+                raise fail(f"tenants[{t_i}].{key}", f"'{name}' is not in {hub_stack}'s karmada.priorityClasses "
+                           f"({', '.join(classes) or 'none'}); add it there first")
+        if tenant.critical is not None:
+            base = classes.get(tenant.priority_class or "", 0)
+            if classes[tenant.critical.priority_class] <= base:
+                raise fail(f"tenants[{t_i}].critical.priorityClass", f"'{tenant.critical.priority_class}' must be "
+                           f"higher than the tenant's own priority ({base})")
+        if tenant.placement.overcommit_protection and not estimators:
+            raise fail(f"tenants[{t_i}].placement.overcommitProtection", f"needs {hub_stack} to run "
+                       "scheduler-estimators (karmada.schedulerEstimators: true)")
