@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 def _plan(args: argparse.Namespace) -> int:
     from hubctl.commands import run_plan
 
-    return run_plan(REPO, args.stack, Path(args.out), policy=args.policy, quiet=args.quiet)
+    return run_plan(REPO, args.stack, Path(args.out), policy=args.policy, quiet=args.quiet, as_json=args.json)
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument("--out", default=str(REPO / "build" / "plan"), help="output root (default build/plan)")
     plan.add_argument("--policy", action="store_true", help="also run the policy pack's rules on the plan")
     plan.add_argument("--quiet", action="store_true", help="no summary")
+    plan.add_argument("--json", action="store_true", help="the summary as JSON (resources, outputs, what-if table)")
     plan.set_defaults(func=_plan)
     diff = sub.add_parser("diff", help="Markdown summary of two plans (dirs or plan.json files)")
     diff.add_argument("old")

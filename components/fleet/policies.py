@@ -26,6 +26,9 @@ class FleetPolicies(pulumi.ComponentResource):
                 depends_on=list(fleet_objects or []))) if prioritised and fleet_objects else in_ns
             apply("karmada", fleet.propagation_policy(tenant, regions, list(config.members), config.failover),
                   policy_opts)
+            supporting = fleet.supporting_policy(tenant, regions, list(config.members), config.failover)
+            if supporting is not None:
+                apply("karmada", supporting, in_ns)
             critical = fleet.critical_policy(tenant, regions, list(config.members), config.failover)
             if critical is not None:
                 apply("karmada", critical, policy_opts)

@@ -64,6 +64,21 @@ configuration. Left out on purpose:
 """
 
 
+WORKLOAD_KINDS = TENANT_KINDS[:2]
+SUPPORTING_KINDS = TENANT_KINDS[2:]
+SUPPORTING_SUFFIX = "-shared"
+
+
+def splits_supporting_objects(tenant: TenantConfig) -> bool:
+    """Whether the tenant's Services, Ingresses, ConfigMaps and Secrets need a policy of their own.
+
+    They are not workloads, so the scheduler places them Duplicated, on the preferred group only (overflow groups
+    apply to workloads only, clusteraffinity plugin) and within the spread constraints like any binding. With
+    overflow or maxClusters that would leave a workload on a member without its Service or Ingress, so those
+    tenants get a second policy that puts them on every member of the tenant's groups."""
+    return bool(tenant.placement.overflow) or tenant.placement.max_clusters is not None
+
+
 def _affinity_region(regions: Iterable[str]) -> dict[str, Any]:
     return {"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "In", "values": list(regions)}]}}
 
@@ -72,8 +87,8 @@ def _affinity_clusters(clusters: Iterable[str]) -> dict[str, Any]:
     return {"clusterNames": list(clusters)}
 
 
-def _resource_selectors(namespace: str) -> list[dict[str, Any]]:
-    return [{"apiVersion": api, "kind": kind, "namespace": namespace} for api, kind in TENANT_KINDS]
+def _resource_selectors(namespace: str, kinds: Sequence[tuple[str, str]] = TENANT_KINDS) -> list[dict[str, Any]]:
+    return [{"apiVersion": api, "kind": kind, "namespace": namespace} for api, kind in kinds]
 
 
 def _meta(name: str, namespace: str | None, tenant: TenantConfig | None = None,
@@ -201,7 +216,8 @@ def propagation_policy(
         raise ValueError(f"tenant {tenant.name}: preferredRegions names unknown region(s) {', '.join(unknown)}")
 
     spec = _propagation_spec(tenant, fleet_regions, members, failover)
-    spec = {"resourceSelectors": _resource_selectors(tenant.namespace), **spec}
+    kinds = WORKLOAD_KINDS if splits_supporting_objects(tenant) else TENANT_KINDS
+    spec = {"resourceSelectors": _resource_selectors(tenant.namespace, kinds), **spec}
     if tenant.priority_class is not None:
         spec["schedulePriority"] = {"priorityClassSource": "KubePriorityClass",
                                     "priorityClassName": tenant.priority_class}
@@ -210,6 +226,50 @@ def propagation_policy(
         "kind": "PropagationPolicy",
         "metadata": _meta(tenant.name, tenant.namespace, tenant, _policy_annotations(tenant)),
         "spec": spec,
+    }
+    check_propagation_policy(policy)
+    return policy
+
+
+def supporting_policy(
+    tenant: TenantConfig,
+    regions: list[str],
+    members: list[MemberConfig],
+    failover: FailoverConfig | None = None,
+) -> dict[str, Any] | None:
+    """Services, Ingresses, ConfigMaps and Secrets of a tenant whose workloads use overflow or maxClusters: a copy
+    on every member of every region the tenant's groups reach (then the fleet-wide fallback), no spread, the same
+    failover tolerations. None when the tenant-wide policy carries them itself (`splits_supporting_objects`)."""
+    if not splits_supporting_objects(tenant):
+        return None
+    failover = failover or FailoverConfig()
+    fleet_regions = _fleet_regions(regions, members)
+    placement_cfg = tenant.placement
+    by_name = {m.name: m.region for m in members}
+    reach = list(dict.fromkeys([
+        *placement_cfg.preferred_regions,
+        *(r for g in placement_cfg.overflow for r in g.regions),
+        *(by_name[c] for g in placement_cfg.overflow for c in g.clusters if c in by_name),
+    ]))
+    terms: list[dict[str, Any]] = []
+    if reach:
+        terms.append({"affinityName": PREFERRED_GROUP, **_affinity_region(reach)})
+    terms.append({"affinityName": FALLBACK_GROUP, **_affinity_region(fleet_regions)})
+    placement: dict[str, Any] = {"clusterAffinities": terms, "replicaScheduling": {"replicaSchedulingType":
+                                                                                   "Duplicated"}}
+    tolerations = _tolerations(tenant)
+    if tolerations:
+        placement["clusterTolerations"] = tolerations
+    policy = {
+        "apiVersion": POLICY_API,
+        "kind": "PropagationPolicy",
+        "metadata": _meta(tenant.name + SUPPORTING_SUFFIX, tenant.namespace, tenant),
+        "spec": {
+            "resourceSelectors": _resource_selectors(tenant.namespace, SUPPORTING_KINDS),
+            "propagateDeps": True,
+            "placement": placement,
+            "failover": {"cluster": {"purgeMode": failover.purge_mode}},
+        },
     }
     check_propagation_policy(policy)
     return policy
@@ -296,20 +356,9 @@ def _propagation_spec(tenant: TenantConfig, fleet_regions: list[str], members: l
             **({"affinity": {"groupByLabelKey": wa.affinity_label}} if wa.affinity_label else {}),
             **({"antiAffinity": {"groupByLabelKey": wa.anti_affinity_label}} if wa.anti_affinity_label else {}),
         }
-    if not tenant.fails_over:
-        # No tolerationSeconds: the taint manager treats it as tolerated forever and never evicts
-        # (taint_manager.go enqueueBinding, "minTolerationTime < 0 means indefinite toleration").
-        placement["clusterTolerations"] = [{"key": FAILOVER_TAINT_KEY, "operator": "Exists", "effect": "NoExecute"}]
-    elif placement_cfg.toleration_seconds is not None:
-        # Exists, not Equal: the policy's taint has no value. Never Lt/Gt (rejected by the webhook).
-        placement["clusterTolerations"] = [
-            {
-                "key": FAILOVER_TAINT_KEY,
-                "operator": "Exists",
-                "effect": "NoExecute",
-                "tolerationSeconds": placement_cfg.toleration_seconds,
-            }
-        ]
+    tolerations = _tolerations(tenant)
+    if tolerations:
+        placement["clusterTolerations"] = tolerations
     spec: dict[str, Any] = {
         # Brings along what pod templates reference but the selectors leave out (non-default
         # ServiceAccounts, PVC objects); harmless for the ConfigMaps/Secrets already selected.
@@ -319,6 +368,18 @@ def _propagation_spec(tenant: TenantConfig, fleet_regions: list[str], members: l
         "failover": _failover(tenant, failover),
     }
     return spec
+
+
+def _tolerations(tenant: TenantConfig) -> list[dict[str, Any]]:
+    if not tenant.fails_over:
+        # No tolerationSeconds: the taint manager treats it as tolerated forever and never evicts
+        # (taint_manager.go enqueueBinding, "minTolerationTime < 0 means indefinite toleration").
+        return [{"key": FAILOVER_TAINT_KEY, "operator": "Exists", "effect": "NoExecute"}]
+    if tenant.placement.toleration_seconds is not None:
+        # Exists, not Equal: the policy's taint has no value. Never Lt/Gt (rejected by the webhook).
+        return [{"key": FAILOVER_TAINT_KEY, "operator": "Exists", "effect": "NoExecute",
+                 "tolerationSeconds": tenant.placement.toleration_seconds}]
+    return []
 
 
 def _state_preservation(tenant: TenantConfig) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from components import versions
 from components.config import ConfigError, FleetConfig
+from components.fleet import whatif
 from components.operations.budget import check_rto, failover_budget
 from components.operations.skew import skew_rows
 
@@ -25,6 +26,23 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    check_whatif(config, stack_file)
+
+
+def check_whatif(config: FleetConfig, stack_file: str) -> None:
+    """Refuse a placement the what-if table shows losing a workload to a placement rule: upstream #7455 (the
+    first group tried has no feasible member and no later group succeeds, so the old copy is purged), or a
+    workload that can never be placed at all."""
+    index = {t.name: i for i, t in enumerate(config.tenants)}
+    for row in whatif.fleet_whatif(config).refused():
+        where = f"{stack_file}: karmada-hub:tenants[{index[row.tenant]}].placement"
+        what = f"{row.tenant}/{row.workload}"
+        if row.outcome == "UNPLACEABLE":
+            raise ConfigError(f"{where}: {what} can never be placed ({row.note}); give its groups more members or "
+                              "shrink the workload group")
+        raise ConfigError(f"{where}: {row.scenario.split(' (')[0].replace('lose', 'losing', 1)} deletes {what} "
+                          f"({row.note}); give its groups a member that survives this loss, shrink the workload "
+                          "group, or set failover: manual")
 
 
 def hub_contract(config: FleetConfig) -> dict[str, Any]:
