@@ -19,7 +19,8 @@ for every single-member and single-region loss. The rules it follows, each as up
 - all terms failing: if the first term tried had no feasible cluster at all (a FitError), the scheduler writes an
   empty `spec.clusters` and graceful eviction purges the old copy — upstream #7455, flagged DELETED and refused by
   preflight; any other first error (spread, capacity) leaves the survivors running (DEGRADED);
-- a tenant that tolerates the failover taint forever (failover: manual) is never evicted (WAITS).
+- a tenant that tolerates the failover taint forever (failover: manual) is never evicted (WAITS);
+- a loss that leaves no member of the stack's fleet at all is DOWN: no placement could have helped.
 
 The model's limits are stated with the table (`LIMITS`): no live capacity, declared order for group members and
 evictions, cluster failover only, initial placement derived from an empty fleet.
@@ -462,7 +463,7 @@ def loss(model: TenantModel, clusters: Sequence[Cluster], start: Mapping[str, Pl
          scenario: str) -> list[Row]:
     """Every binding of the tenant after `lost` members fail, evicted in declared order."""
     region_of = {c.name: c.region for c in clusters}
-    reachable = frozenset().union(*(t.clusters for t in model.terms)) if model.terms else frozenset()
+    fleet_survives = bool({c.name for c in clusters} - lost)
     placements = dict(start)
     rows: list[Row] = []
     for binding in model.bindings:
@@ -488,9 +489,9 @@ def loss(model: TenantModel, clusters: Sequence[Cluster], start: Mapping[str, Pl
         if placement is None:
             first = errors[0] if errors else _Fail("fit", "no group")
             why = "; ".join(e.why for e in errors)
-            if first.kind == "fit" and not (reachable - lost):
+            if first.kind == "fit" and not fleet_survives:
                 rows.append(Row(model.tenant, binding.label, scenario, "DOWN", (), "-",
-                                "no member of its groups survives"))
+                                "no member of this stack's fleet survives"))
                 placements[binding.label] = Placement(frozenset(), before.term)
             elif first.kind == "fit":
                 rows.append(Row(model.tenant, binding.label, scenario, "DELETED", (), "-",
