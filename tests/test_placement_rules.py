@@ -24,7 +24,8 @@ STATE = {"preserve": [{"label": "app.example.com/revision", "jsonPath": "{.curre
 
 def member(name: str, region: str) -> MemberConfig:
     return MemberConfig(name=name, region=region, zones=[name.split("-")[1]], kubernetes_version="v1.33.4",
-                        api_endpoint=f"https://{name}.example.com:6443", credentials={"source": "capi", "cluster": name})
+                        api_endpoint=f"https://{name}.example.com:6443",
+                        credentials={"source": "capi", "cluster": name})
 
 
 MEMBERS = [member("m-fsn1-a", "eu-fsn"), member("m-fsn1-b", "eu-fsn"), member("m-hel1-a", "eu-hel")]
