@@ -538,6 +538,10 @@ class PlacementConfig(Model):
     overflow: list[OverflowGroup] = []
     """Groups the preferred group spills into, in order, when it is full (Divided dynamic/aggregated only). Unlike
     the fallback group, replicas can be pulled back into the preferred group (WorkloadRebalancer, scale events)."""
+    fallback_group: GroupName = "fleet-fallback"
+    """Name of the last, fleet-wide group. A binding never leaves it by itself once it failed over to it (groups
+    are one-way at v1.18.2); renaming the group makes every binding start from the preferred group again: the
+    fail-back step of docs/runbooks/tenant-placement.md."""
     spread_by_region: bool = True
     min_regions: int = Field(default=1, ge=1)
     max_clusters: int | None = Field(default=None, ge=1)
@@ -563,9 +567,11 @@ class PlacementConfig(Model):
                 raise _fail("placement", "overflow needs preferredRegions: the primary group it spills from",
                             loc_key="overflow")
             names = [g.name for g in self.overflow]
-            if len(set(names)) != len(names) or "preferred" in names or "fleet-fallback" in names:
+            if len(set(names)) != len(names) or "preferred" in names or self.fallback_group in names:
                 raise _fail("placement", "overflow group names must be unique and differ from 'preferred' and "
-                            "'fleet-fallback'", loc_key="overflow")
+                            "'{f}'", f=self.fallback_group, loc_key="overflow")
+        if self.fallback_group == "preferred":
+            raise _fail("placement", "fallbackGroup must differ from 'preferred'", loc_key="fallbackGroup")
         if self.max_clusters is not None:
             if static:
                 raise _fail("placement", "maxClusters does nothing with Divided static weights (upstream "

@@ -509,3 +509,101 @@ def test_descheduler_rbac_is_least_privilege_and_valid() -> None:
 def test_quota_only_tenant_needs_only_the_quota_gate() -> None:
     assert tenant(quota=QuotaConfig(overall={"cpu": "1"})).feature_gates() == {"FederatedQuotaEnforcement"}
     assert tenant(quota=QuotaConfig(overall={"cpu": "1"}, enforce=False)).feature_gates() == set()
+
+
+# ------------------------------------------------------------------------------------ budget footnotes
+
+
+def test_budget_counts_only_tenants_that_fail_over_and_says_what_the_descheduler_does() -> None:
+    from components.operations.budget import budget_markdown, failover_budget, format_budget
+
+    raw, secrets = stack_values("dev")
+    raw["tenants"][1]["placement"]["tolerationSeconds"] = 45
+    config = FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", secrets)
+    budget = failover_budget(config)
+    assert budget.term("toleration").seconds == 45
+    assert budget.footnotes[0] == ("not counted: archive (failover: manual; a member loss leaves them waiting for "
+                                   "it)")
+    assert "300 + 120 = 420 s" in budget.footnotes[1] and "never moves replicas back" in budget.footnotes[1]
+    assert format_budget(budget).splitlines()[-2:] == [f"* {f}" for f in budget.footnotes]
+    assert budget_markdown(budget).endswith(budget.footnotes[1])
+    raw["karmada"]["descheduler"] = {"enabled": False}
+    raw["tenants"] = [t for t in raw["tenants"] if t["name"] != "archive"]
+    quiet = failover_budget(FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", secrets))
+    assert quiet.footnotes == ()
+
+
+# ------------------------------------------------------------------------------------ hub contract
+
+
+def _region(mutate: Any = None) -> FleetConfig:
+    raw, secrets = stack_values("prod-fsn1")
+    if mutate:
+        mutate(raw)
+    return FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+
+
+def _contract(**overrides: Any) -> dict[str, Any]:
+    from components.operations import preflight
+
+    raw, secrets = stack_values("prod-hub")
+    return {**preflight.hub_contract(FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets)),
+            **overrides}
+
+
+def _agree(config: FleetConfig, contract: dict[str, Any]) -> None:
+    from components.operations import preflight
+
+    preflight.check_hub_contract(config, contract, "stacks/Pulumi.prod-fsn1.yaml", "org/karmada-hub/prod-hub")
+
+
+def test_region_agrees_with_its_hub_on_gates_and_priorities() -> None:
+    contract = _contract()
+    assert contract["featureGates"] == ["FederatedQuotaEnforcement", "WorkloadAffinity"]
+    _agree(_region(), contract)
+
+
+def test_region_gates_must_equal_the_hubs() -> None:
+    with pytest.raises(ConfigError) as info:
+        _agree(_region(), _contract(featureGates=["FederatedQuotaEnforcement"]))
+    assert str(info.value) == (
+        "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:karmada.featureGates: ['FederatedQuotaEnforcement', "
+        "'WorkloadAffinity'] here but org/karmada-hub/prod-hub switches on ['FederatedQuotaEnforcement']; a gate is "
+        "on or off for the whole fleet (set karmada.featureGates: ['FederatedQuotaEnforcement'])")
+
+
+def test_region_tenant_may_only_name_the_hubs_priority_classes() -> None:
+    def with_class(raw: dict[str, Any]) -> None:
+        raw["karmada"]["featureGates"].append("PriorityBasedScheduling")
+        raw["tenants"][0]["priorityClass"] = "gold"
+    config = _region(with_class)
+    gates = ["FederatedQuotaEnforcement", "PriorityBasedScheduling", "WorkloadAffinity"]
+    with pytest.raises(ConfigError, match=r"tenants\[0\]\.priorityClass: 'gold' is not in "
+                                          r"org/karmada-hub/prod-hub's karmada\.priorityClasses \(none\)"):
+        _agree(config, _contract(featureGates=gates))
+    _agree(config, _contract(featureGates=gates, priorityClasses={"gold": 10}))
+
+
+def test_region_overcommit_protection_needs_the_hubs_estimators() -> None:
+    def sop(raw: dict[str, Any]) -> None:
+        raw["karmada"]["featureGates"].append("SchedulingOvercommitProtection")
+        raw["tenants"][0]["placement"] = {"replicaScheduling": "Divided", "weighting": "dynamic",
+                                          "preferredRegions": ["eu-fsn"], "overcommitProtection": True}
+        raw["tenants"][0]["quota"]["staticAssignments"] = []
+    config = _region(sop)
+    gates = ["FederatedQuotaEnforcement", "SchedulingOvercommitProtection", "WorkloadAffinity"]
+    with pytest.raises(ConfigError, match="overcommitProtection: needs org/karmada-hub/prod-hub to run"):
+        _agree(config, _contract(featureGates=gates, schedulerEstimators=False))
+
+
+def test_renaming_the_fallback_group_is_how_bindings_start_from_the_preferred_group_again() -> None:
+    """Upstream getAffinityIndex: an observed group name that no longer exists restarts at the first group, and
+    placementChanged sees the observed term gone, so the binding is rescheduled (pkg/scheduler/helper.go)."""
+    t = tenant({"preferredRegions": ["eu-fsn"], "fallbackGroup": "fleet-fallback-2"})
+    names = [a["affinityName"] for a in render(t)["spec"]["placement"]["clusterAffinities"]]
+    assert names == ["preferred", "fleet-fallback-2"]
+    with pytest.raises(ValueError, match="fallbackGroup must differ"):
+        PlacementConfig.model_validate({"fallbackGroup": "preferred"})
+    with pytest.raises(ValueError, match="differ from 'preferred' and 'b'"):
+        PlacementConfig.model_validate({**OVERFLOW, "fallbackGroup": "b", "overflow": [{"name": "b",
+                                                                                         "regions": ["eu-hel"]}]})

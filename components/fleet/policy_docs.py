@@ -42,7 +42,8 @@ higher priority wins)."""
 
 PREFERRED_GROUP = "preferred"
 FALLBACK_GROUP = "fleet-fallback"
-"""affinityName of the last clusterAffinities group, which always spans every region of the fleet."""
+"""Default affinityName of the last clusterAffinities group, which always spans every region of the fleet
+(`placement.fallbackGroup` renames it)."""
 
 TENANT_KINDS: tuple[tuple[str, str], ...] = (
     ("apps/v1", "Deployment"),
@@ -254,7 +255,7 @@ def supporting_policy(
     terms: list[dict[str, Any]] = []
     if reach:
         terms.append({"affinityName": PREFERRED_GROUP, **_affinity_region(reach)})
-    terms.append({"affinityName": FALLBACK_GROUP, **_affinity_region(fleet_regions)})
+    terms.append({"affinityName": placement_cfg.fallback_group, **_affinity_region(fleet_regions)})
     placement: dict[str, Any] = {"clusterAffinities": terms, "replicaScheduling": {"replicaSchedulingType":
                                                                                    "Duplicated"}}
     tolerations = _tolerations(tenant)
@@ -335,7 +336,7 @@ def _affinity_terms(tenant: TenantConfig, fleet_regions: list[str]) -> list[dict
                 for g in placement.overflow
             ]
         terms.append(term)
-    terms.append({"affinityName": FALLBACK_GROUP, **_affinity_region(fleet_regions)})
+    terms.append({"affinityName": placement.fallback_group, **_affinity_region(fleet_regions)})
     return terms
 
 

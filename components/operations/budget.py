@@ -63,6 +63,8 @@ class Budget:
     members: tuple[str, ...] = ()
     """Members with that sync mode, when known (empty when computed from plain numbers)."""
     note: str = ""
+    footnotes: tuple[str, ...] = ()
+    """What the total does not include, said after it (tenants without automatic failover, the descheduler)."""
 
     @property
     def total(self) -> float:
@@ -286,14 +288,31 @@ def failover_budget(config: FleetConfig) -> Budget:
         monitor_grace_period=fo.cluster_monitor_grace_period,
         resource_eviction_rate=fo.resource_eviction_rate,
         bindings_per_cluster=fo.bindings_per_cluster,
-        toleration_seconds=[t.placement.toleration_seconds for t in config.tenants],
+        # a tenant on failover: manual is never evicted, so its (infinite) toleration is no term of the budget
+        toleration_seconds=[t.placement.toleration_seconds for t in config.tenants if t.fails_over],
         pod_start_seconds=fo.pod_start_seconds,
         dns_interval_seconds=None if dns is None else dns.interval_seconds,
         dns_ttl_seconds=None if dns is None else dns.ttl,
         status_refresh_seconds=None if dns is None else dns.refresh_seconds,
     )
     members = tuple(m.name for m in config.members if m.sync_mode == budget.sync_mode)
-    return replace(budget, members=members, note=note)
+    return replace(budget, members=members, note=note, footnotes=_footnotes(config))
+
+
+def _footnotes(config: FleetConfig) -> tuple[str, ...]:
+    out: list[str] = []
+    manual = [t.name for t in config.tenants if not t.fails_over]
+    if manual:
+        out.append(f"not counted: {', '.join(manual)} (failover: manual; a member loss leaves them waiting for it)")
+    if config.karmada.descheduler_enabled:
+        d = config.karmada.descheduler
+        worst = d.unschedulable_threshold_seconds + d.interval_seconds
+        out.append(f"not a term: karmada-descheduler gives replicas stuck Pending on a full member back to the "
+                   f"scheduler after at most unschedulableThreshold + interval = {d.unschedulable_threshold_seconds} + "
+                   f"{d.interval_seconds} = {worst} s (Divided dynamic/aggregated Deployments, and only when every "
+                   "member they are short on runs an estimator); it never moves replicas back after a member "
+                   "recovers")
+    return tuple(out)
 
 
 def check_rto(budget: Budget, rto_seconds: float | None) -> None:
@@ -340,6 +359,7 @@ def format_budget(budget: Budget) -> str:
     lines += [f"{t.name:<{name_w}}  {s:>{sec_w}}  {t.how}" for t, s in zip(budget.terms, secs, strict=True)]
     lines.append(f"{'-' * name_w}  {'-' * sec_w}")
     lines.append(f"{'total':<{name_w}}  {total:>{sec_w}}")
+    lines += [f"* {f}" for f in budget.footnotes]
     return "\n".join(lines)
 
 
@@ -353,4 +373,6 @@ def budget_markdown(budget: Budget) -> str:
     lines = [f"**{_title(budget)}**", "", "| term | seconds | how |", "|---|---:|---|"]
     lines += [f"| {t.name} | {fmt_seconds(t.seconds)} | {_md_cell(t.how)} |" for t in budget.terms]
     lines.append(f"| **total** | **{fmt_seconds(budget.total)}** | |")
+    if budget.footnotes:
+        lines += ["", *(f"- {_md_cell(f)}" for f in budget.footnotes)]
     return "\n".join(lines)
