@@ -51,9 +51,11 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
     elif not quiet:
         print(summary.render(plan, config, out_dir, files))
     if policy:
+        import sys
+
         from hubctl.policy_check import main_policy
 
-        return main_policy(out_dir)
+        return main_policy(out_dir, sys.stderr if as_json else None)  # stdout stays one JSON document
     return 0
 
 

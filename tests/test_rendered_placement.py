@@ -132,3 +132,39 @@ def test_descheduler_follows_the_estimators() -> None:
     assert manifests.DESCHEDULER not in _deployments(plan)
     assert not [o for t, o in objects(plan) if o["kind"] == "ClusterRole" and o["metadata"]["name"] ==
                 "karmada-descheduler"]
+
+
+def test_plan_summary_prints_the_what_if_table_and_json_carries_it(rendered_dev: Any) -> None:
+    import json
+    from pathlib import Path
+
+    from hubctl import summary
+    from tests.support.tools import load_stack
+
+    config = load_stack("dev")
+    text = summary.render(rendered_dev, config, Path("build/plan/dev"), {})
+    assert "what-if: one member or region lost" in text
+    assert "archive  waits for the member to return (no automatic failover)" in text
+    data = summary.as_json(rendered_dev, config, Path("build/plan/dev"))
+    assert json.loads(json.dumps(data)) == data
+    assert {t["tenant"]: t["effect"] for t in data["whatif"]["tenants"]}["ledger"].startswith("rescheduled, then")
+    assert data["resources"] == len(rendered_dev.records)
+
+
+def test_plan_json_is_one_document_on_stdout(tmp_path: Any) -> None:
+    """`hubctl plan dev --json --policy`: stdout parses as JSON with the what-if table; the policy verdict goes
+    to stderr so it cannot break the document."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.support.tools import REPO, program_env
+
+    done = subprocess.run([sys.executable, "-m", "hubctl", "plan", "dev", "--json", "--policy", "--out",
+                           str(tmp_path / "plans")], cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env=program_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    assert data["plan"] == "karmada-hub/dev"
+    assert [t["tenant"] for t in data["whatif"]["tenants"]] == ["shop", "search", "ledger", "archive"]
+    assert "policy: ok in dev" in done.stderr
