@@ -316,3 +316,28 @@ def test_format_names_every_tenant_and_states_the_limits() -> None:
     for name in ("shop", "search", "ledger", "archive", "limits of this model", "capacity is not modelled"):
         assert name in text
     assert whatif.format_whatif(whatif.Report(())) == "what-if: no tenants or no members in this stack"
+
+
+def test_rows_say_where_replicas_go_within_the_quota() -> None:
+    report = whatif.fleet_whatif(load_stack("dev"))
+    shop = next(t for t in report.tenants if t.tenant == "shop")
+    lost = next(r for r in shop.rows if r.scenario.startswith("lose dev-fsn1-a"))
+    assert lost.note.endswith("quota: dev-hel1-a cpu=20 memory=40Gi (overall cpu=40 memory=80Gi)")
+    assert all("quota" not in r.note for t in report.tenants if t.tenant != "shop" for r in t.rows)
+    # Duplicated moving onto more members: the copies must fit the fleet-wide overall
+    frq = {"spec": {"overall": {"cpu": "8"}, "staticAssignments": [{"clusterName": "cluster-b",
+                                                                     "hard": {"cpu": "4"}}]}}
+    three = [*TWO_REGIONS, cluster("cluster-c", "us-west")]
+    model = whatif.model_policy(policy([region_term("preferred", "us-east"),
+                                        region_term("fleet-fallback", "us-east", "us-west")]), three, frq)
+    found = {r.scenario: r for r in whatif.tenant_report(model, three).rows}
+    note = found["lose cluster-a (= region us-east)"].note
+    assert "quota: cluster-b cpu=4, cluster-c no ResourceQuota (overall cpu=8)" in note
+    assert "2 copies instead of 1 must fit overall" in note
+
+
+def test_example_stacks_show_overflow_and_workload_anti_affinity() -> None:
+    dev, fsn = load_stack("dev"), load_stack("prod-fsn1")
+    assert any(t.placement.overflow for t in dev.tenants)
+    assert any(t.placement.workload_affinity and t.placement.workload_affinity.anti_affinity_label
+               for t in fsn.tenants)

@@ -114,6 +114,9 @@ class TenantModel:
     stateful: bool
     restore_from: str | None
     bindings: tuple[Binding, ...]
+    quota_hard: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """FederatedResourceQuota staticAssignments: member -> the ResourceQuota it gets there."""
+    quota_overall: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -206,8 +209,10 @@ def matches(affinity: Mapping[str, Any], cluster: Cluster) -> bool:
     return all(_expr_matches(e, fields.get(e["key"], [])) for e in fleet._field_expressions(affinity))
 
 
-def model_policy(policy: Mapping[str, Any], clusters: Sequence[Cluster]) -> TenantModel:
-    """Read a rendered tenant PropagationPolicy the way the scheduler and the taint manager do."""
+def model_policy(policy: Mapping[str, Any], clusters: Sequence[Cluster],
+                 quota: Mapping[str, Any] | None = None) -> TenantModel:
+    """Read a rendered tenant PropagationPolicy the way the scheduler and the taint manager do (and the tenant's
+    rendered FederatedResourceQuota, if any, for the quota each member gives it)."""
     spec = policy["spec"]
     placement = spec["placement"]
     meta = policy["metadata"]
@@ -265,7 +270,27 @@ def model_policy(policy: Mapping[str, Any], clusters: Sequence[Cluster]) -> Tena
         state_preserved=bool((cluster_failover.get("statePreservation") or {}).get("rules")),
         stateful=annotations.get(fleet.STATEFUL_ANNOTATION) == "stateful",
         restore_from=annotations.get(fleet.RESTORE_ANNOTATION), bindings=tuple(bindings),
+        quota_hard={a["clusterName"]: dict(a["hard"]) for a in (quota or {}).get("spec", {}).get(
+            "staticAssignments") or []},
+        quota_overall=dict((quota or {}).get("spec", {}).get("overall") or {}),
     )
+
+
+def _quota_note(model: TenantModel, clusters: frozenset[str], before: frozenset[str]) -> str:
+    """Where the replicas go within the tenant's quota: the ResourceQuota each target member gives it
+    (staticAssignments), and for Duplicated a copy count the fleet-wide `overall` must now hold."""
+    if not model.quota_overall:
+        return ""
+    def fmt(res: Mapping[str, str]) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(res.items()))
+    parts = []
+    for c in sorted(clusters):
+        hard = model.quota_hard.get(c)
+        parts.append(f"{c} {fmt(hard)}" if hard else f"{c} no ResourceQuota")
+    note = f"quota: {', '.join(parts)} (overall {fmt(model.quota_overall)})"
+    if model.duplicated and len(clusters) > len(before):
+        note += f"; {len(clusters)} copies instead of {len(before)} must fit overall"
+    return note
 
 
 # ------------------------------------------------------------------------------------------ the scheduler
@@ -518,6 +543,9 @@ def loss(model: TenantModel, clusters: Sequence[Cluster], start: Mapping[str, Pl
                          + ("; state labels injected" if injected else "; state labels NOT injected"))
         if not model.duplicated:
             notes.append("Divided: replicas do not return after recovery without a WorkloadRebalancer or scale")
+        quota_note = _quota_note(model, placement.clusters, before.clusters)
+        if quota_note:
+            notes.append(quota_note)
         rows.append(Row(model.tenant, binding.label, scenario, outcome, tuple(sorted(placement.clusters)),
                         _group_name(model, placement), "; ".join(notes)))
     return rows
@@ -560,13 +588,17 @@ def tenant_policies(config: FleetConfig) -> list[tuple[int, TenantConfig, dict[s
     return out
 
 
+def _quota(tenant: TenantConfig) -> dict[str, Any] | None:
+    return fleet.federated_resource_quota(tenant) if tenant.quota is not None else None
+
+
 def fleet_whatif(config: FleetConfig) -> Report:
     """The what-if table of the stack: every tenant, every single-member and single-region loss."""
     clusters = clusters_of(config.members)
     if not clusters:
         return Report(())
-    return Report(tuple(tenant_report(model_policy(policy, clusters), clusters)
-                        for _, _, policy in tenant_policies(config)))
+    return Report(tuple(tenant_report(model_policy(policy, clusters, _quota(tenant)), clusters)
+                        for _, tenant, policy in tenant_policies(config)))
 
 
 # ------------------------------------------------------------------------------------------ output
