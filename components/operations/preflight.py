@@ -35,7 +35,8 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
-                                         "refreshSeconds": dns.refresh_seconds},
+                                         "refreshSeconds": dns.refresh_seconds,
+                                         "failover": dns.failover.model_dump(by_alias=True)},
     }
 
 
@@ -64,7 +65,10 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if hub_dns is None:
         raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
     for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
-                       ("refreshSeconds", config.dns.refresh_seconds)):
-        if hub_dns.get(key) != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
-                       f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")
+                       ("refreshSeconds", config.dns.refresh_seconds),
+                       *((f"failover.{k}", v) for k, v in config.dns.failover.model_dump(by_alias=True).items())):
+        hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
+            hub_dns.get(key))
+        if hub_value != value:
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+                       f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
