@@ -63,8 +63,8 @@ class FleetDns(pulumi.ComponentResource):
             apply("host", failover.script_configmap(failover_source), in_ns),
             *(apply("host", o, in_ns) for o in failover.host_rbac()),
         ]
-        controller = apply("host", failover.deployment(dns, config.hub.servers, failover_source),
-                           pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *failover_deps])))
+        after_deps = pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *failover_deps]))
+        controller = apply("host", failover.deployment(dns, config.hub.servers, failover_source), after_deps)
         apply("host", failover.pod_disruption_budget(), in_ns)
 
         # external-dns: the Hetzner token, its Role, then the Deployment, after the controller (migration order).

@@ -107,6 +107,7 @@ class World:
     karmada_grants: dict[str, Grant] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.tmp.mkdir(parents=True, exist_ok=True)
         self.tls = tls_material(self.tmp, clients=[failover_docs.USER, ADMIN])
         self.host = FakeApi(str(self.tls["server.crt"]), str(self.tls["server.key"]),
                             tokens={HOST_TOKEN: "failover", ADMIN_TOKEN: ADMIN},
