@@ -26,7 +26,7 @@ import pytest
 
 from hubctl.drill import service
 from hubctl.drill.timeline import Phase, Timeline
-from tests.support.drill_sim import DRILL_NS, DrillFleet, Script
+from tests.support.drill_sim import DRILL_NS, DrillFleet
 from tests.support.loopback import wait_for
 from tests.support.tools import REPO, load_stack
 

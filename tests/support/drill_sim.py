@@ -150,7 +150,7 @@ class DrillFleet:
     # ------------------------------------------------------------------ Karmada's part
 
     def _karmada_write(self, method: str, key: Key, obj: dict[str, Any]) -> None:
-        group, resource, namespace, name = key
+        _, resource, namespace, name = key
         if namespace != DRILL_NS:
             return
         if resource == "propagationpolicies" and method in ("create", "update"):
