@@ -589,8 +589,11 @@ class Controller:
         """One leader pass: read votes and DNSEndpoints, write what changed. Returns the decision note."""
         with self.lock:
             targets, names_known, regions = dict(self.targets), self.names_known, dict(self.regions)
-        if not regions:  # no region known yet (or never listed): nothing to decide, and nothing to withdraw
-            return {"at": micro_now(), "pending": -1}
+        if not regions:
+            # No region known yet: nothing can be published and nothing is withdrawn. Every known name is
+            # pending, so a fleet with names is not ready (external-dns must not switch to the CRD source and
+            # delete their records), while a fresh fleet without names is.
+            return {"at": micro_now(), "pending": len(targets) if names_known else -1}
         votes = self.fresh_votes()
         base = DNSENDPOINTS_PATH.format(namespace=self.s.namespace)
         existing = {e["metadata"]["name"]: e for e in self.host.request(

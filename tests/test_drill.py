@@ -182,3 +182,86 @@ def test_timeline_outputs_say_what_was_late() -> None:
     svg = ET.fromstring(tl.to_svg())
     fills = [e.get("fill") for e in svg.iter() if e.tag.endswith("circle")]
     assert fills == ["#1565c0", "#c62828"], "late phases are drawn red"
+
+
+class _Recorder:
+    """A Hetzner API stand-in that records every call and answers what the firewall and LB methods need."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.calls: list[tuple[str, str, Any]] = []
+        rec = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _go(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                rec.calls.append((self.command, self.path, body))
+                if self.path.startswith("/v1/load_balancers?"):
+                    out: Any = {"load_balancers": [{"id": 7, "name": "fleet-eu-fsn"}]}
+                elif self.path == "/v1/firewalls":
+                    out = {"firewall": {"id": 9}, "actions": [{"id": 1, "status": "success"}]}
+                elif self.command == "DELETE":
+                    out = {}
+                else:
+                    out = {"action": {"id": 2, "status": "success"}, "actions": [{"id": 3, "status": "success"}]}
+                data = json.dumps(out).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = _go  # noqa: N815 - http.server's names
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_firewall_and_lb_detach_undo_exactly_what_they_did() -> None:
+    from hubctl.drill import hcloud
+
+    rec = _Recorder()
+    try:
+        hc = hcloud.Hcloud(rec.url, token="t")
+        fw = hcloud.Firewall(hc, "caph-cluster-dev-fsn1-a=owned", "dev-fsn1-a", lambda _: None)
+        fw.kill()
+        fw.restore()
+        lb = hcloud.LbDetach(hc, "fleet-eu-fsn", "caph-cluster-dev-fsn1-a=owned,machine_type=worker", True,
+                             lambda _: None)
+        lb.kill()
+        lb.restore()
+    finally:
+        rec.close()
+    selector = {"type": "label_selector", "label_selector": {"selector": "caph-cluster-dev-fsn1-a=owned"}}
+    (create, remove, delete, find, detach, attach) = rec.calls
+    assert create[:2] == ("POST", "/v1/firewalls")
+    assert create[2]["apply_to"] == [selector]
+    assert [r["direction"] for r in create[2]["rules"]] == ["out"], "no inbound rule: inbound is implicit deny"
+    assert remove == ("POST", "/v1/firewalls/9/actions/remove_from_resources", {"remove_from": [selector]})
+    assert delete[:2] == ("DELETE", "/v1/firewalls/9")
+    assert find[:2] == ("GET", "/v1/load_balancers?name=fleet-eu-fsn")
+    target = {"type": "label_selector",
+              "label_selector": {"selector": "caph-cluster-dev-fsn1-a=owned,machine_type=worker"}}
+    assert detach == ("POST", "/v1/load_balancers/7/actions/remove_target", target)
+    assert attach == ("POST", "/v1/load_balancers/7/actions/add_target", {**target, "use_private_ip": True})
+
+
+def test_no_token_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hubctl.drill import hcloud
+    from hubctl.drill.kube import DrillError, Kube
+
+    monkeypatch.delenv("HCLOUD_TOKEN", raising=False)
+    with pytest.raises(DrillError, match=r"^HCLOUD_TOKEN is not set"):
+        hcloud.Hcloud("http://127.0.0.1:9")
+    with pytest.raises(DrillError, match="no such kubeconfig"):
+        Kube(Path("/nonexistent/karmada.kubeconfig"))

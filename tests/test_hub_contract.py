@@ -42,6 +42,16 @@ def test_the_example_region_stacks_agree_with_prod_hub() -> None:
         check_hub_contract(load_stack(stack), _contract(), f"stacks/Pulumi.{stack}.yaml", HUB)
 
 
+def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> None:
+    """The migration order: region stacks publish their LB address before the hub switches external-dns."""
+    old = _contract()
+    old["dns"] = {k: v for k, v in old["dns"].items() if k != "failover"}
+    check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+    old["dns"]["ttl"] = 120  # every other promise is still checked
+    with pytest.raises(ConfigError, match="dns.ttl: 60 here"):
+        check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+
+
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"karmadaVersion": "v1.19.0"},
      "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "

@@ -395,3 +395,15 @@ def test_rbac_enforcement_can_fail(world: World) -> None:
     time.sleep(1.5)
     assert world.published(HOST) is None
     assert any("leases" in d for d in world.host.denied)
+
+
+def test_ready_only_when_external_dns_may_switch(world: World) -> None:
+    """No region known yet (the region stacks have not published their LBs): with names, not ready (external-dns
+    with --policy=sync would delete their records); a fleet without names is ready at once."""
+    for region in world.regions:
+        world.host.remove("", "configmaps", NAMESPACE, f"traffic-region-{region}")
+    world.start_controllers()
+    time.sleep(8 * world.timing.period)
+    assert not any(c.ready for c in world.controllers) and world.published(HOST) is None
+    world.karmada.remove("networking.k8s.io", "ingresses", "shop", "web")
+    assert wait_for(lambda: all(c.ready for c in world.controllers), 10)

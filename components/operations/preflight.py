@@ -64,9 +64,13 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         return
     if hub_dns is None:
         raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+    # A hub from before the failover controller promises no `failover` values: a region stack may then go first
+    # (it only publishes its LB address for the controller), which is the safe migration order
+    # (docs/runbooks/failover-drill.md).
+    failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
     for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
                        ("refreshSeconds", config.dns.refresh_seconds),
-                       *((f"failover.{k}", v) for k, v in config.dns.failover.model_dump(by_alias=True).items())):
+                       *((f"failover.{k}", v) for k, v in failover.items())):
         hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
             hub_dns.get(key))
         if hub_value != value:
