@@ -48,7 +48,7 @@ def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> No
     old["dns"] = {k: v for k, v in old["dns"].items() if k != "failover"}
     check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
     old["dns"]["ttl"] = 120  # every other promise is still checked
-    with pytest.raises(ConfigError, match="dns.ttl: 60 here"):
+    with pytest.raises(ConfigError, match=r"dns\.ttl: 60 here"):
         check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
 
 
