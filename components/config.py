@@ -730,9 +730,52 @@ class TenantConfig(Model):
 # --------------------------------------------------------------------------------------- dns/traffic
 
 
+HETZNER_DNS_MIN_TTL = 60
+"""Hetzner Cloud DNS (the zones/rrsets API the webhook and `hcloud.ZoneRrset` use) documents an RRSet's TTL and a
+zone's default TTL as "Must be in between 60s and 2147483647s" (docs.hetzner.cloud, Create an RRSet)."""
+DNS_MAX_TTL = 60
+"""Clients may keep a dead region's address this long: the traffic clock counts it in full (the policy pack's
+`dns-short-ttl` rule holds every TTL to the same bound). With Hetzner's minimum that leaves exactly 60."""
+
+
+class DnsFailoverConfig(Model):
+    """The health-checked DNS failover controller (agents/traffic_failover.py): one prober per hub server.
+
+    A region leaves a name's record when a majority of the vantage points saw `failureThreshold` failed rounds
+    in a row, and comes back after `successThreshold` good rounds and `holdDownSeconds` since it left."""
+
+    probe_period_seconds: int = Field(default=5, ge=2, le=60)
+    """One probe round per vantage point every this many seconds."""
+    probe_timeout_seconds: int = Field(default=2, ge=1, le=10)
+    """Connect + TLS + first response line of one attempt (Route 53 allows 4 + 2)."""
+    probe_attempts: int = Field(default=2, ge=1, le=4)
+    """New connections per round, in parallel; the round fails only if every one fails, so a region whose LB
+    still sends a share of connections to a dead member (until its own health check drops it) is not withdrawn."""
+    failure_threshold: int = Field(default=3, ge=2, le=10)
+    """Failed rounds in a row (per vantage point) before it votes a region down; 1 would withdraw on one lost
+    packet."""
+    success_threshold: int = Field(default=6, ge=2, le=30)
+    """Good rounds in a row before it votes a withdrawn region back: at least failureThreshold (hysteresis)."""
+    hold_down_seconds: int = Field(default=60, ge=0, le=3600)
+    """No region comes back sooner than this after it was withdrawn; at least dns.ttl, so a flapping region is
+    never re-added within one client cache lifetime."""
+
+    @model_validator(mode="after")
+    def _hysteresis(self) -> DnsFailoverConfig:
+        if self.probe_timeout_seconds >= self.probe_period_seconds:
+            raise _fail("timeout", "probeTimeoutSeconds ({t}) must be below probePeriodSeconds ({p}): a round must "
+                        "end before the next starts", t=self.probe_timeout_seconds, p=self.probe_period_seconds,
+                        loc=("dns", "failover", "probeTimeoutSeconds"))
+        if self.success_threshold < self.failure_threshold:
+            raise _fail("threshold", "successThreshold ({s}) must be >= failureThreshold ({f}): restoring must be "
+                        "slower than withdrawing, or a flapping region flaps in DNS too", s=self.success_threshold,
+                        f=self.failure_threshold, loc=("dns", "failover", "successThreshold"))
+        return self
+
+
 class DnsConfig(Model):
     domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
-    ttl: int = 30
+    ttl: int = HETZNER_DNS_MIN_TTL
     txt_owner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][-a-z0-9]*$")
     """external-dns ownership id, unique to the fleet. Only the stack that runs external-dns (role
     all-in-one or hub) sets it: two owners of one name would fight over it."""
@@ -743,13 +786,26 @@ class DnsConfig(Model):
     refresh_seconds: int = Field(default=15, ge=5, le=120)
     """Status refresher period: how often the hub looks for a dead member's address still in an Ingress or
     Service status (agents/status_refresher.py, docs/traffic-failover.md §2.1)."""
+    failover: DnsFailoverConfig = DnsFailoverConfig()
 
     @field_validator("ttl")
     @classmethod
     def _short_ttl(cls, v: int) -> int:
-        if v < 1 or v > 60:
-            raise _fail("ttl", "must be 1..60 seconds so clients follow failover quickly (got {v})", v=v)
+        if v < HETZNER_DNS_MIN_TTL:
+            raise _fail("ttl", "must be >= {min} seconds: Hetzner Cloud DNS rejects a shorter TTL (got {v})",
+                        min=HETZNER_DNS_MIN_TTL, v=v)
+        if v > DNS_MAX_TTL:
+            raise _fail("ttl", "must be <= {max} seconds so clients follow failover quickly (got {v})", max=DNS_MAX_TTL,
+                        v=v)
         return v
+
+    @model_validator(mode="after")
+    def _hold_down_covers_ttl(self) -> DnsConfig:
+        if self.failover.hold_down_seconds < self.ttl:
+            raise _fail("hold_down", "holdDownSeconds ({h}) must be >= dns.ttl ({t}): a region withdrawn and re-added "
+                        "within one TTL flaps in clients' caches", h=self.failover.hold_down_seconds, t=self.ttl,
+                        loc=("dns", "failover", "holdDownSeconds"))
+        return self
 
 
 class FailoverConfig(Model):
@@ -1108,5 +1164,6 @@ _CUSTOM_TYPES = frozenset(
     {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
-     "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif"}
+     "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
+     "hold_down"}
 )

@@ -48,6 +48,9 @@ class LocalHub:
     after: Sequence[pulumi.Resource]
     fleet_objects: Sequence[pulumi.Resource] = ()
     """What the hub created inside karmada-apiserver for tenants (the priority table): policies wait for it."""
+    dns_namespace: Sequence[pulumi.Resource] = ()
+    """The host's `external-dns` namespace (FleetDns), where each region publishes its LB for the failover
+    controller."""
 
 
 @dataclass(frozen=True)
@@ -119,14 +122,16 @@ def hub(config: FleetConfig) -> HubOutputs:
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
+    dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
+        dns_namespace = FleetDns("dns", config, host, karmada, karmada_ca, after).namespace
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
         hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,
         karmada_kubeconfig=control_plane.admin_kubeconfig, karmada_ca_cert_pem=karmada_ca.cert_pem,
         karmada_ca_key_pem=karmada_ca.key_pem, fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config)),
-        local=LocalHub(host=host, karmada=karmada, after=after, fleet_objects=bootstrap.extra),
+        local=LocalHub(host=host, karmada=karmada, after=after, dns_namespace=dns_namespace,
+                       fleet_objects=bootstrap.extra),
     )
 
 
@@ -137,11 +142,13 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
         host: k8s.Provider | None = hub.local.host
         karmada, after = hub.local.karmada, list(hub.local.after)
         fleet_objects = list(hub.local.fleet_objects)
+        dns_namespace = list(hub.local.dns_namespace)
     else:
         hub.fleet_contract.apply(lambda contract: _agree_with_hub(config, contract))
         karmada = k8s.Provider("k8s-karmada", kubeconfig=hub.karmada_kubeconfig, enable_server_side_apply=True)
-        host, after = None, []
-        if any(m.scheduler_estimator for m in config.members):  # estimators run on the hub's host cluster
+        host, after, dns_namespace = None, [], []
+        # Estimators run on the hub's host cluster; so does the failover controller this region's LB is published to.
+        if any(m.scheduler_estimator for m in config.members) or config.dns is not None:
             host = k8s.Provider("k8s-host", kubeconfig=hub.hub_kubeconfig, enable_server_side_apply=True)
     capi = capi_provider(config)
     for member in config.members:
@@ -151,7 +158,8 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
                       after, capi, host_provider=host)
     FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
-    traffic = RegionalTraffic("traffic", config, regions, karmada, after)
+    traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,
+                              host_after=dns_namespace)
     pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

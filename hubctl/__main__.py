@@ -1,4 +1,4 @@
-"""`python -m hubctl`: the operator's CLI (plan, diff, budget, rollout).
+"""`python -m hubctl`: the operator's CLI (plan, diff, budget, rollout, drill).
 
 Every user mistake ends here as one line on stderr and exit code 2, never a traceback.
 """
@@ -31,6 +31,12 @@ def _budget(args: argparse.Namespace) -> int:
     return run_budget(REPO, args.stack)
 
 
+def _drill(args: argparse.Namespace) -> int:
+    from hubctl.drill.run import main as drill_main
+
+    return drill_main(args, REPO)
+
+
 def _rollout(argv: list[str]) -> int:
     from hubctl.rollout import main as rollout_main
 
@@ -57,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     budget = sub.add_parser("budget", help="worst-case failover time, term by term")
     budget.add_argument("stack")
     budget.set_defaults(func=_budget)
+    drill = sub.add_parser("drill", help="kill a member of the live fleet, time every phase against the budget")
+    from hubctl.drill.run import add_arguments as drill_arguments
+
+    drill_arguments(drill)
+    drill.set_defaults(func=_drill)
     sub.add_parser("rollout", help="preview and up every stack of an environment in waves (needs the Pulumi CLI)")
     args = parser.parse_args(argv)
     from components.config import ConfigError

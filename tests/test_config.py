@@ -134,7 +134,21 @@ BAD: list[tuple[str, Mutation, str]] = [
      "members[0].credentials.cluster: string should match pattern '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' "
      "(got 'Bad_Name')"),
     ("dns-ttl-over-60", set_at(["dns", "ttl"], 61),
-     "dns.ttl: must be 1..60 seconds so clients follow failover quickly (got 61)"),
+     "dns.ttl: must be <= 60 seconds so clients follow failover quickly (got 61)"),
+    ("dns-ttl-below-hetzner-minimum", set_at(["dns", "ttl"], 30),
+     "dns.ttl: must be >= 60 seconds: Hetzner Cloud DNS rejects a shorter TTL (got 30)"),
+    ("dns-failover-timeout-not-below-period", set_at(["dns", "failover"], {"probePeriodSeconds": 3,
+                                                                           "probeTimeoutSeconds": 3}),
+     "dns.failover.probeTimeoutSeconds: probeTimeoutSeconds (3) must be below probePeriodSeconds (3): a round must "
+     "end before the next starts"),
+    ("dns-failover-no-hysteresis", set_at(["dns", "failover"], {"failureThreshold": 4, "successThreshold": 3}),
+     "dns.failover.successThreshold: successThreshold (3) must be >= failureThreshold (4): restoring must be slower "
+     "than withdrawing, or a flapping region flaps in DNS too"),
+    ("dns-failover-single-failure", set_at(["dns", "failover"], {"failureThreshold": 1}),
+     "dns.failover.failureThreshold: input should be greater than or equal to 2 (got 1)"),
+    ("dns-failover-hold-down-under-ttl", set_at(["dns", "failover"], {"holdDownSeconds": 30}),
+     "dns.failover.holdDownSeconds: holdDownSeconds (30) must be >= dns.ttl (60): a region withdrawn and re-added "
+     "within one TTL flaps in clients' caches"),
     ("health-check-interval-below-3", set_at(["regions", "eu-fsn", "healthCheck", "interval"], 2),
      "regions.eu-fsn.healthCheck: interval must be 3..60 seconds (Hetzner's limits) (got 2)"),
     ("health-check-timeout-over-interval", set_at(["regions", "eu-hel", "healthCheck", "timeout"], 6),

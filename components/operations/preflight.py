@@ -55,7 +55,8 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
         "featureGates": sorted(config.karmada.feature_gates),
         "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
-                                         "refreshSeconds": dns.refresh_seconds},
+                                         "refreshSeconds": dns.refresh_seconds,
+                                         "failover": dns.failover.model_dump(by_alias=True)},
     }
 
 
@@ -84,11 +85,18 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         return
     if hub_dns is None:
         raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+    # A hub from before the failover controller promises no `failover` values: a region stack may then go first
+    # (it only publishes its LB address for the controller), which is the safe migration order
+    # (docs/runbooks/failover-drill.md).
+    failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
     for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
-                       ("refreshSeconds", config.dns.refresh_seconds)):
-        if hub_dns.get(key) != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
-                       f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")
+                       ("refreshSeconds", config.dns.refresh_seconds),
+                       *((f"failover.{k}", v) for k, v in failover.items())):
+        hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
+            hub_dns.get(key))
+        if hub_value != value:
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+                       f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
 
 
 def _check_tenant_contract(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:
