@@ -520,13 +520,14 @@ def test_budget_counts_only_tenants_that_fail_over_and_says_what_the_descheduler
     raw, secrets = stack_values("dev")
     raw["tenants"][1]["placement"]["tolerationSeconds"] = 45
     config = FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", secrets)
-    budget = failover_budget(config)
-    assert budget.term("toleration").seconds == 45
-    assert budget.footnotes[0] == ("not counted: archive (failover: manual; a member loss leaves them waiting for "
+    report = failover_budget(config)
+    assert report.capacity.term("toleration").seconds == 45
+    assert [r.tenant for r in report.tenants] == ["shop", "search", "ledger"]  # archive is never evicted
+    assert report.footnotes[0] == ("not counted: archive (failover: manual; a member loss leaves them waiting for "
                                    "it)")
-    assert "300 + 120 = 420 s" in budget.footnotes[1] and "never moves replicas back" in budget.footnotes[1]
-    assert format_budget(budget).splitlines()[-2:] == [f"* {f}" for f in budget.footnotes]
-    assert budget_markdown(budget).endswith(budget.footnotes[1])
+    assert "300 + 120 = 420 s" in report.footnotes[1] and "never moves replicas back" in report.footnotes[1]
+    assert format_budget(report).splitlines()[-2:] == [f"* {f}" for f in report.footnotes]
+    assert budget_markdown(report).endswith(report.footnotes[1])
     raw["karmada"]["descheduler"] = {"enabled": False}
     raw["tenants"] = [t for t in raw["tenants"] if t["name"] != "archive"]
     quiet = failover_budget(FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", secrets))

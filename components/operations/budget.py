@@ -458,10 +458,29 @@ def failover_budget(config: FleetConfig) -> FailoverReport:
         )
     automatic = [t for t in config.tenants if t.fails_over]
     per_tenant = {t.name: capacity([t]) for t in automatic}
-    rows = tenant_rtos(per_tenant, traffic, [(t.name, t.placement.replica_scheduling) for t in automatic],
-                       fleet_capacity)
+    rows = tenant_rtos(per_tenant, traffic, [(t.name, _placement(config, t)) for t in automatic], fleet_capacity)
     return FailoverReport(capacity=fleet_capacity, traffic=traffic, tenants=rows, rto_seconds=fo.rto_seconds,
                           footnotes=_footnotes(config))
+
+
+def _placement(config: FleetConfig, tenant: Any) -> str:
+    """The placement a tenant's clock is chosen by. A Duplicated tenant waits for traffic only if it already runs
+    a copy on the survivors of every member loss; with maxClusters or a region spread it may run a single copy
+    that must be rescheduled first (the what-if table's answer, from the rendered policy)."""
+    if tenant.placement.replica_scheduling != "Duplicated":
+        return str(tenant.placement.replica_scheduling)
+    from components.fleet.policy_docs import propagation_policy
+    from components.fleet.whatif import clusters_of, model_policy, tenant_report
+
+    clusters = clusters_of(config.members)
+    if not clusters:
+        return "Duplicated"
+    policy = propagation_policy(tenant, list(config.regions), list(config.members), config.failover)
+    report = tenant_report(model_policy(policy, clusters), clusters)
+    single = [r for r in report.rows if not r.scenario.startswith("lose region")]
+    if all(r.outcome in ("UNCHANGED", "TRAFFIC MOVES") for r in single):
+        return "Duplicated"
+    return "Duplicated (rescheduled)"
 
 
 def _footnotes(config: FleetConfig) -> tuple[str, ...]:
