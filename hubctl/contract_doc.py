@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from components.karmada import contract as karmada_contract
-from components.karmada import features
+from components.karmada import features, flags
 from components.kube.contract import Contract, Listener, Src
 from components.operations.contract import PRECONDITIONS, all_contracts
 
@@ -30,8 +30,9 @@ own and exits on start-up validations. None of that is visible to a schema.
 This file is generated from the contract data (`python -m hubctl.contract_doc --write`); do not edit it by hand.
 The data lives beside the code that renders each container — `components/karmada/contract.py`,
 `components/traffic/contract.py`, `components/operations/contract.py`, `components/hetzner/contract.py`,
-`components/karmada/features.py` — and `tests/contract/` checks the rendered plans of dev and of the prod fleet
-(prod-hub with every region stack planned against its outputs) against it: every `$(VAR)` defined, every probe on
+`components/karmada/features.py`, `components/karmada/flags/common.py` (gates) — and `tests/contract/` checks
+the rendered plans of dev and of the prod fleet (prod-hub with every region stack planned against its outputs)
+against it: every `$(VAR)` defined, every probe on
 a served path without a credential, every file a flag names mounted from a volume that has it, every dialled name
 resolving to something the plan creates, no object a binary owns also owned by Pulumi, every API verb granted to
 the identity that uses it. Each check has a test that mutates a plan and shows it fails.
@@ -178,21 +179,25 @@ def _reachability(contracts: tuple[Contract, ...]) -> list[str]:
 
 
 def _gates() -> list[str]:
-    rows = [(f"`{name}`", str(g.default).lower(), g.stage, ", ".join(sorted(g.reads)),
-             ", ".join(sorted(g.reach)) or "—", f"karmada-io/karmada@v1.18.2 {g.source}")
-            for name, g in features.GATES.items()]
+    rows = [(f"`{name}`", "yes" if name in flags.TENANT_GATES else "no", ", ".join(sorted(readers)),
+             f"karmada-io/karmada@v1.18.2 {features.GATE_SOURCES[name]}")
+            for name, readers in flags.GATE_READERS.items()]
     fo = [(f"`failover.{key}`", flag, ", ".join(sorted(readers)))
           for key, (readers, flag) in features.FAILOVER_READERS.items()]
     return ["## Fleet-wide settings", "",
             "A gate must reach every binary that reads it, or it is half-effective. The stack that runs the "
-            "control plane declares gates in `karmada.features`; each binary gets exactly the declared gates it "
-            "reads (reach: linked code that may evaluate it, call path not traced; it gets the gate too). The "
-            "descheduler has no `--feature-gates` flag. Region stacks are checked against the hub's `fleetContract` "
-            "(components/operations/preflight.py).", "",
-            *_table(("gate", "default", "stage", "read by", "reach", "source"), rows), "",
+            "control plane lists the fleet's gates in `karmada.featureGates`; each binary gets exactly the listed "
+            "gates it reads (`flags.gates_for`); an all-in-one stack lists exactly what its tenants use, a region "
+            "stack repeats its hub's list (checked against `fleetContract`). A name outside the release's gate set "
+            "makes every binary exit; the descheduler has no `--feature-gates` flag at all.", "",
+            *_table(("gate", "a tenant option", "read by", "source"), rows), "",
             "Failover flags: the controller-manager runs only in the hub stack and decides for every member; an agent "
-            "computes its Pull member's status with its own flags.", "",
-            *_table(("stack key", "flag", "binaries"), fo), ""]
+            f"computes its Pull member's status with its own flags ({features.FAILOVER_SOURCE}). A region stack's "
+            "value for a controller-manager flag must be the hub's.", "",
+            *_table(("stack key", "flag", "binaries"), fo), "",
+            "Estimators: with `karmada.schedulerEstimators` on, the scheduler and the descheduler dial "
+            "`karmada-scheduler-estimator-<cluster>` for every Cluster (the descheduler has no Pull-mode opt-out), so "
+            "every member of every stack sets `schedulerEstimator: true`; with it off, none may.", ""]
 
 
 def _unpinned(contracts: tuple[Contract, ...]) -> list[str]:

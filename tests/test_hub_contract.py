@@ -30,6 +30,8 @@ def _contract(**changes: Any) -> dict[str, Any]:
     for key, value in changes.items():
         if key in ("ttl", "intervalSeconds", "refreshSeconds"):
             contract["dns"] = {**contract["dns"], key: value}
+        elif key == "failover":
+            contract["dns"] = {**contract["dns"], "failover": {**contract["dns"]["failover"], **value}}
         else:
             contract[key] = value
     return contract
@@ -40,13 +42,26 @@ def test_the_example_region_stacks_agree_with_prod_hub() -> None:
         check_hub_contract(load_stack(stack), _contract(), f"stacks/Pulumi.{stack}.yaml", HUB)
 
 
+def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> None:
+    """The migration order: region stacks publish their LB address before the hub switches external-dns."""
+    old = _contract()
+    old["dns"] = {k: v for k, v in old["dns"].items() if k != "failover"}
+    check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+    old["dns"]["ttl"] = 120  # every other promise is still checked
+    with pytest.raises(ConfigError, match=r"dns\.ttl: 60 here"):
+        check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+
+
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"karmadaVersion": "v1.19.0"},
      "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "
      "compatibility matrix (components/versions.py) does not know; update the checkout first"),
-    ({"ttl": 45},
-     "dns.ttl: 30 here but organization/karmada-hub/prod-hub's external-dns uses 45; the failover budget must "
-     "count the hub's value (set dns.ttl: 45)"),
+    ({"ttl": 120},
+     "dns.ttl: 60 here but organization/karmada-hub/prod-hub's external-dns uses 120; the failover budget must "
+     "count the hub's value (set dns.ttl: 120)"),
+    ({"failover": {"failureThreshold": 4}},
+     "dns.failover.failureThreshold: 3 here but organization/karmada-hub/prod-hub's external-dns uses 4; the "
+     "failover budget must count the hub's value (set dns.failover.failureThreshold: 4)"),
     ({"refreshSeconds": 30},
      "dns.refreshSeconds: 15 here but organization/karmada-hub/prod-hub's external-dns uses 30; the failover "
      "budget must count the hub's value (set dns.refreshSeconds: 30)"),
@@ -91,55 +106,29 @@ def test_estimators_need_the_hub_scheduler_side() -> None:
         check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
 
 
-def test_every_push_member_has_the_estimator_the_hub_scheduler_dials() -> None:
-    """karmada v1.18.2 pkg/scheduler/scheduler.go establishEstimatorConnections: one dial per Cluster (Pull ones
-    skipped with --disable-scheduler-estimator-in-pull-mode); a Push member without one is a dead dial."""
-    config = _with_members("prod-fsn1", **{"prod-fsn1-a": {"scheduler_estimator": False}})
+def test_every_member_has_the_estimator_the_hub_dials() -> None:
+    """karmada v1.18.2 pkg/scheduler/scheduler.go and pkg/descheduler/descheduler.go establishEstimatorConnections:
+    one dial per Cluster (the descheduler has no Pull-mode opt-out); a member without an estimator is a dead dial."""
+    config = _with_members("prod-fsn1", **{"prod-fsn1-b": {"scheduler_estimator": False}})
     with pytest.raises(ConfigError) as info:
         check_hub_contract(config, _contract(), FILE, HUB)
     assert str(info.value) == (
-        f"{FILE}: karmada-hub:members[0].schedulerEstimator: {HUB}'s scheduler asks every Push member's estimator "
+        f"{FILE}: karmada-hub:members[1].schedulerEstimator: {HUB}'s scheduler asks every member's estimator "
         "(karmada.schedulerEstimators: true in stacks/Pulumi.prod-hub.yaml) and would dial "
-        "karmada-scheduler-estimator-prod-fsn1-a, which nothing creates: set schedulerEstimator: true on "
-        "prod-fsn1-a, or karmada.schedulerEstimators: false in stacks/Pulumi.prod-hub.yaml")
-    check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)  # nobody dials it then
+        "karmada-scheduler-estimator-prod-fsn1-b, which nothing creates: set schedulerEstimator: true on "
+        "prod-fsn1-b, or karmada.schedulerEstimators: false in stacks/Pulumi.prod-hub.yaml")
+    nobody = _with_members("prod-fsn1", **{m: {"scheduler_estimator": False}
+                                            for m in ("prod-fsn1-a", "prod-fsn1-b", "prod-fsn1-c")})
+    check_hub_contract(nobody, _contract(schedulerEstimators=False), FILE, HUB)  # nobody dials them then
 
 
-def test_no_estimator_for_a_pull_member_the_scheduler_skips() -> None:
-    config = _with_members("prod-fsn1", **{"prod-fsn1-b": {"scheduler_estimator": True}})
-    with pytest.raises(ConfigError, match=r"members\[1\]\.schedulerEstimator: prod-fsn1-b is a Pull member"):
-        check_hub_contract(config, _contract(), FILE, HUB)
-    check_hub_contract(config, _contract(schedulerEstimatorsForPull=True), FILE, HUB)
+def test_an_all_in_one_stack_agrees_with_its_own_hub_side() -> None:
+    from components.operations import preflight
 
-
-def test_a_tenant_needing_a_gate_the_hub_does_not_run_is_refused_naming_both_keys() -> None:
-    """D5: quota is enforced by the hub's controller-manager and webhook only with FederatedQuotaEnforcement
-    (karmada v1.18.2 cmd/controller-manager/app/controllermanager.go:641, pkg/webhook/resourcebinding/
-    validating.go:121), so a region tenant with quota.enforce needs the hub to run it."""
-    with pytest.raises(ConfigError) as info:
-        check_hub_contract(load_stack("prod-fsn1"), _contract(featureGates={}), FILE, HUB)
-    assert str(info.value) == (
-        f"{FILE}: karmada-hub:tenants[0].quota.enforce: needs feature gate FederatedQuotaEnforcement, which {HUB} "
-        "does not run (its karmada-controller-manager, karmada-webhook would ignore it): set "
-        "karmada.features.FederatedQuotaEnforcement: true in stacks/Pulumi.prod-hub.yaml")
-
-
-def test_region_gates_feed_only_its_agents_and_estimators_and_agree_with_the_hub() -> None:
-    config = load_stack("prod-fsn1")
-    with_gate = config.model_copy(update={"karmada": config.karmada.model_copy(
-        update={"features": {"FederatedQuotaEnforcement": True}})})
-    with pytest.raises(ConfigError, match=r"karmada\.features\.FederatedQuotaEnforcement: no binary this stack "
-                                          r"renders reads it \(karmada-controller-manager, karmada-webhook run in "):
-        check_hub_contract(with_gate, _contract(), FILE, HUB)
-    # the agents here (prod-fsn1-b is Pull) read CustomizedClusterResourceModeling: it must be the hub's value
-    hub_off = _contract(featureGates={"FederatedQuotaEnforcement": True, "CustomizedClusterResourceModeling": False})
-    with pytest.raises(ConfigError, match=r"karmada\.features\.CustomizedClusterResourceModeling: true here but "
-                                          r".* runs CustomizedClusterResourceModeling=false; this stack's "
-                                          r"karmada-agent must agree"):
-        check_hub_contract(config, hub_off, FILE, HUB)
-    agreeing = config.model_copy(update={"karmada": config.karmada.model_copy(
-        update={"features": {"CustomizedClusterResourceModeling": False}})})
-    check_hub_contract(agreeing, hub_off, FILE, HUB)
+    dev = _with_members("dev", **{"dev-hel1-a": {"scheduler_estimator": False}})
+    with pytest.raises(ConfigError, match=r"^stacks/Pulumi\.dev\.yaml: karmada-hub:members\[1\]\.schedulerEstimator: "
+                                          r"this stack's scheduler asks every member's estimator"):
+        preflight.check(dev, "stacks/Pulumi.dev.yaml")
 
 
 def test_controller_manager_failover_values_are_the_hubs() -> None:
@@ -173,12 +162,13 @@ def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Pat
     repo = copy_program(tmp_path / "repo")
     path = repo / "stacks" / "Pulumi.prod-fsn1.yaml"
     doc = yaml.safe_load(path.read_text())
-    doc["config"]["karmada-hub:dns"]["ttl"] = 20
+    doc["config"]["karmada-hub:dns"]["intervalSeconds"] = 30
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "prod-fsn1", "--quiet"], cwd=repo,
                             capture_output=True, text=True, timeout=300, env=program_env())
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
-        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.ttl: 20 here but organization/karmada-hub/prod-hub's "
-        "external-dns uses 30; the failover budget must count the hub's value (set dns.ttl: 30)"]
+        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.intervalSeconds: 30 here but "
+        "organization/karmada-hub/prod-hub's external-dns uses 60; the failover budget must count the hub's value "
+        "(set dns.intervalSeconds: 60)"]
     assert not (repo / "build" / "plan" / "prod-fsn1").exists()

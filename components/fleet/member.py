@@ -21,7 +21,7 @@ import pulumi_kubernetes as k8s
 from components import versions
 from components.config import CapiCredentials, FleetConfig, MemberConfig
 from components.fleet import member_docs as docs
-from components.karmada import features, flags, manifests, pki_spec
+from components.karmada import flags, manifests, pki_spec
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply, apply_rendered
@@ -93,8 +93,7 @@ class MemberCluster(pulumi.ComponentResource):
                 karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem,
             ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
             args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
-                                    zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover),
-                                    feature_gates=features.component_gates(features.AGENT, config.karmada.features))
+                                    zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
             # No Cluster here: the agent creates (and on restart updates) its own, with spec.id = the member's
             # kube-system UID; a pre-created one without that id makes it exit (docs.pull_hub_objects). The
             # agent only needs its hub RBAC to exist before it starts.
@@ -123,7 +122,8 @@ class MemberCluster(pulumi.ComponentResource):
                         dns_names=spec.dns_names)
         image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
         workload = manifests.scheduler_estimator_workload(
-            member.name, image, feature_gates=features.component_gates(features.ESTIMATOR, config.karmada.features))
+            member.name, image, feature_gates=flags.gates_for("karmada-scheduler-estimator",
+                                                              config.karmada.feature_gates))
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         needed = manifests.pki_files(workload.args)

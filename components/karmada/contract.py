@@ -158,11 +158,12 @@ def _etcd_peers(view: View) -> Sequence[Endpoint]:
     return [url_endpoint(item.split("=", 1)[1]) for item in value.split(",") if "=" in item]
 
 
-def _estimators(view: View) -> Sequence[Endpoint]:
+def _estimators(view: View, always: bool = False) -> Sequence[Endpoint]:
     """pkg/scheduler/scheduler.go establishEstimatorConnections + pkg/estimator/client/service.go resolveCluster:
     per Cluster (Pull ones skipped with --disable-scheduler-estimator-in-pull-mode), no Service of that name in
-    the karmada-apiserver, so `<prefix>-<cluster>.<ns>.svc.cluster.local:<port>` on the host's DNS."""
-    if view.flag("enable-scheduler-estimator") != "true":
+    the karmada-apiserver, so `<prefix>-<cluster>.<ns>.svc.cluster.local:<port>` on the host's DNS. The
+    descheduler (`always`) dials them whatever the mode, without any enable flag."""
+    if not always and view.flag("enable-scheduler-estimator") != "true":
         return []
     skip_pull = view.flag("disable-scheduler-estimator-in-pull-mode") == "true"
     prefix = view.flag("scheduler-estimator-service-prefix") or ESTIMATOR_SERVICE_PREFIX
@@ -517,8 +518,8 @@ SCHEDULER = Contract(
         Connection(APISERVER_TO, "5443", "HTTPS (client cert)", "--kubeconfig", "bindings, Clusters, leases",
                    k("cmd/scheduler/app/scheduler.go", "run"), resolve=from_kubeconfig("kubeconfig")),
         Connection("karmada-scheduler-estimator", "10352", "gRPC over TLS (client cert)",
-                   "`<prefix>-<cluster>.<namespace>.svc.cluster.local` per Cluster, Pull skipped with "
-                   "--disable-scheduler-estimator-in-pull-mode",
+                   "`<prefix>-<cluster>.<namespace>.svc.cluster.local` per Cluster (Pull ones too, unless "
+                   "--disable-scheduler-estimator-in-pull-mode)",
                    "accurate replica estimates; a missing one costs a 5 s dial per address at every leadership "
                    "start and falls back to the general estimator",
                    k("pkg/estimator/client/service.go", "resolveCluster"), resolve=_estimators),
@@ -817,8 +818,69 @@ AGENT = Contract(
     kubeconfig_flags=("karmada-kubeconfig",),
 )
 
+# ---------------------------------------------------------------------------------------- descheduler
+
+_DESCHED = k("cmd/descheduler/app/descheduler.go", "run")
+_DESCHED_CORE = k("pkg/descheduler/descheduler.go", "NewDescheduler")
+
+DESCHEDULER = Contract(
+    key="karmada-descheduler", title="karmada-descheduler", upstream=KARMADA,
+    match=Match(command="karmada-descheduler"),
+    rendered_by="components/karmada/control_plane.py, manifests.py descheduler_workload, flags/descheduler.py",
+    files=(
+        FileFlag("kubeconfig", "read", "karmada-apiserver (no service account token is mounted)", _DESCHED),
+        *_read("scheduler-estimator-ca-file", "scheduler-estimator-cert-file", "scheduler-estimator-key-file",
+               why="estimator mTLS (CA empty and not insecure: a plaintext dial, refused by a TLS estimator)",
+               source=k("pkg/util/grpcconnection/config.go", "ClientConfig.DialWithTimeOut")),
+    ),
+    listeners=(
+        Listener("health", "HTTP", "health-probe-bind-address", "hostport", ":10358", (Served("/healthz", True),),
+                 k("cmd/descheduler/app/descheduler.go", "serveHealthzAndMetrics")),
+        Listener("metrics", "HTTP", "metrics-bind-address", "hostport", ":8080", (Served("/metrics", True),),
+                 k("cmd/descheduler/app/descheduler.go", "serveHealthzAndMetrics")),
+    ),
+    connections=(
+        Connection(APISERVER_TO, "5443", "HTTPS (client cert CN system:karmada:karmada-descheduler)", "--kubeconfig",
+                   "bindings, Clusters, its lease", _DESCHED, resolve=from_kubeconfig("kubeconfig")),
+        Connection("karmada-scheduler-estimator", "10352", "gRPC over TLS (client cert)",
+                   "`<prefix>-<cluster>.<namespace>.svc.cluster.local` for every Cluster (no Pull-mode opt-out)",
+                   "GetUnschedulableReplicas; a missing estimator means no descheduling there, after 5 s dials",
+                   k("pkg/descheduler/descheduler.go", "establishEstimatorConnections"),
+                   resolve=lambda view: _estimators(view, always=True)),
+    ),
+    uses=(
+        Use("karmada", "work.karmada.io", "resourcebindings", ("list", "watch", "update"),
+            k("pkg/descheduler/descheduler.go", "updateScheduleResult")),
+        Use("karmada", "cluster.karmada.io", "clusters", ("list", "watch"), _DESCHED_CORE),
+        Use("karmada", "", "services", ("get",), k("pkg/estimator/client/service.go", "resolveCluster"),
+            namespace="karmada-system"),
+        Use("karmada", "coordination.k8s.io", "leases", ("get", "create", "update"), _DESCHED,
+            namespace="karmada-system", names=("karmada-descheduler",)),
+        Use("karmada", "", "events", ("create", "patch", "update"),
+            k("pkg/descheduler/descheduler.go", "recordDescheduleResultEventForResourceBinding")),
+    ),
+    makes=(
+        Makes("karmada", "Lease", "karmada-descheduler", True, "leader election (name fixed)", _DESCHED,
+              namespace="karmada-system"),
+    ),
+    expects=(
+        Expects("an estimator for every Cluster", "the stack that joins the member (schedulerEstimator: true)",
+                k("pkg/descheduler/descheduler.go", "establishEstimatorConnections")),
+    ),
+    exits=(
+        Fact("`--feature-gates` is `unknown flag` (it registers none); estimator port outside 0-65535, negative "
+             "interval or threshold", k("cmd/descheduler/app/options/validation.go", "Options.Validate")),
+        Fact("health or metrics listen failure; leadership lost (klog.Fatalf)", _DESCHED),
+    ),
+    facts=(
+        Fact("it only lowers a Divided (dynamic/aggregated) Deployment's share where replicas stayed unschedulable "
+             "past --unschedulable-threshold; it never moves replicas back", k("pkg/descheduler/core/filter.go",
+                                                                             "FilterBindings")),
+    ),
+)
+
 CONTRACTS: tuple[Contract, ...] = (ETCD, KARMADA_APISERVER, AGGREGATED_APISERVER, KCM, SCHEDULER,
-                                   CONTROLLER_MANAGER, WEBHOOK, ESTIMATOR, AGENT)
+                                   CONTROLLER_MANAGER, WEBHOOK, DESCHEDULER, ESTIMATOR, AGENT)
 
 PULUMI_MAY_OWN: tuple[tuple[str, str, str, str], ...] = (
     ("karmada", "Namespace", "karmada-es-<pull-cluster>",

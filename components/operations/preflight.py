@@ -3,9 +3,10 @@
 Called by `__main__.py` (so `pulumi preview/up` refuse) and by `hubctl plan` (so the offline plan
 refuses the same things). Each failure is a `ConfigError` with one line naming the key and the fix.
 
-The hub stack decides what is fleet-wide (karmada/features.py): feature gates, the scheduler's estimators and the
-controller-manager's failover flags. It exports them as `fleetContract` (`hub_contract`); every region stack
-checks itself against it (`check_hub_contract`), and an all-in-one stack against its own.
+The hub stack decides what is fleet-wide: feature gates (karmada.featureGates), the scheduler's estimators and
+the controller-manager's failover flags (karmada/features.py). It exports them as `fleetContract`
+(`hub_contract`); every region stack checks itself against it (`check_hub_contract`), and an all-in-one stack
+against its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 from components import versions
 from components.config import ConfigError, FleetConfig
-from components.karmada import features, flags
+from components.fleet import whatif
+from components.karmada import features
 from components.operations.budget import check_rto, failover_budget
 from components.operations.skew import skew_rows
 
@@ -28,16 +30,30 @@ def check(config: FleetConfig, stack_file: str) -> None:
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
                               f"{row.status}")
-    _check_declared_features(config, stack_file)
-    if config.role in ("all-in-one", "hub"):
-        _check_control_plane_flags(config, stack_file)
-    if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
-        check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
     if config.failover.rto_seconds is not None and config.members:
         try:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    check_whatif(config, stack_file)
+    if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
+        check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
+
+
+def check_whatif(config: FleetConfig, stack_file: str) -> None:
+    """Refuse a placement the what-if table shows losing a workload to a placement rule: upstream #7455 (the
+    first group tried has no feasible member and no later group succeeds, so the old copy is purged), or a
+    workload that can never be placed at all."""
+    index = {t.name: i for i, t in enumerate(config.tenants)}
+    for row in whatif.fleet_whatif(config).refused():
+        where = f"{stack_file}: karmada-hub:tenants[{index[row.tenant]}].placement"
+        what = f"{row.tenant}/{row.workload}"
+        if row.outcome == "UNPLACEABLE":
+            raise ConfigError(f"{where}: {what} can never be placed ({row.note}); give its groups more members or "
+                              "shrink the workload group")
+        raise ConfigError(f"{where}: {row.scenario.split(' (')[0].replace('lose', 'losing', 1)} deletes {what} "
+                          f"({row.note}); give its groups a member that survives this loss, shrink the workload "
+                          "group, or set failover: manual")
 
 
 def hub_contract(config: FleetConfig) -> dict[str, Any]:
@@ -47,25 +63,26 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
     return {
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
-        "schedulerEstimatorsForPull": config.karmada.scheduler_estimators and flags.ESTIMATORS_FOR_PULL,
-        "featureGates": dict(sorted(config.karmada.features.items())),
+        "featureGates": sorted(config.karmada.feature_gates),
+        "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
         "failover": features.controller_manager_failover(config.failover),
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
-                                         "refreshSeconds": dns.refresh_seconds},
+                                         "refreshSeconds": dns.refresh_seconds,
+                                         "failover": dns.failover.model_dump(by_alias=True)},
     }
 
 
 def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str,
                        hub_file: str | None = None) -> None:
     """A region stack against its hub's `fleetContract`: agents within the control plane's skew, estimators
-    exactly where the hub's scheduler dials them, tenants' and agents' feature gates as the hub runs them, the
+    exactly where the hub's scheduler and descheduler dial them, the fleet's gates and priority table, the
     controller-manager's failover values and the budget's DNS terms equal to what the hub's binaries do."""
+    def fail(key: str, message: str) -> ConfigError:
+        return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
+
     if hub_file is None and config.hub_stack is not None and config.hub_stack.plan_stack:
         hub_file = f"stacks/Pulumi.{config.hub_stack.plan_stack}.yaml"
     hub_where = hub_file or hub_stack
-
-    def fail(key: str, message: str) -> ConfigError:
-        return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
 
     hub_version = str(contract.get("karmadaVersion"))
     if hub_version not in versions.RELEASES:
@@ -77,18 +94,50 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}: "
                    f"{exc} (set karmada.version: {hub_version})") from None
     _check_estimators(config, contract, fail, hub_stack, hub_where)
-    _check_features(config, contract, fail, hub_stack, hub_where)
+    _check_tenant_contract(config, contract, fail, hub_stack)
     _check_failover(config, contract, fail, hub_stack, hub_where)
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
     if hub_dns is None:
         raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+    # A hub from before the failover controller promises no `failover` values: a region stack may then go first
+    # (it only publishes its LB address for the controller), which is the safe migration order
+    # (docs/runbooks/failover-drill.md).
+    failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
     for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
-                       ("refreshSeconds", config.dns.refresh_seconds)):
-        if hub_dns.get(key) != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
-                       f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")
+                       ("refreshSeconds", config.dns.refresh_seconds),
+                       *((f"failover.{k}", v) for k, v in failover.items())):
+        hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
+            hub_dns.get(key))
+        if hub_value != value:
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+                       f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
+
+
+def _check_tenant_contract(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:
+    """The gates and the priority table live on the hub: a region's list must equal the hub's (its estimators get
+    the same gates as the hub's scheduler), and its tenants may only name priority classes the hub created."""
+    hub_gates = sorted(contract.get("featureGates") or [])
+    if sorted(config.karmada.feature_gates) != hub_gates:
+        raise fail("karmada.featureGates", f"{sorted(config.karmada.feature_gates)} here but {hub_stack} switches on "
+                   f"{hub_gates}; a gate is on or off for the whole fleet (set karmada.featureGates: {hub_gates})")
+    classes: Mapping[str, int] = contract.get("priorityClasses") or {}
+    estimators = bool(contract.get("schedulerEstimators"))
+    for t_i, tenant in enumerate(config.tenants):
+        for key, name in (("priorityClass", tenant.priority_class),
+                          ("critical.priorityClass", tenant.critical and tenant.critical.priority_class)):
+            if name is not None and name not in classes:
+                raise fail(f"tenants[{t_i}].{key}", f"'{name}' is not in {hub_stack}'s karmada.priorityClasses "
+                           f"({', '.join(classes) or 'none'}); add it there first")
+        if tenant.critical is not None:
+            base = classes.get(tenant.priority_class or "", 0)
+            if classes[tenant.critical.priority_class] <= base:
+                raise fail(f"tenants[{t_i}].critical.priorityClass", f"'{tenant.critical.priority_class}' must be "
+                           f"higher than the tenant's own priority ({base})")
+        if tenant.placement.overcommit_protection and not estimators:
+            raise fail(f"tenants[{t_i}].placement.overcommitProtection", f"needs {hub_stack} to run "
+                       "scheduler-estimators (karmada.schedulerEstimators: true)")
 
 
 def _members_here(config: FleetConfig) -> list[tuple[int, Any]]:
@@ -98,8 +147,10 @@ def _members_here(config: FleetConfig) -> list[tuple[int, Any]]:
 
 
 def _check_estimators(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub: str, hub_where: str) -> None:
-    """The scheduler dials `karmada-scheduler-estimator-<cluster>` for every Cluster it asks (pkg/scheduler
-    `establishEstimatorConnections`): each of those must exist, and no estimator may run that nobody asks."""
+    """With estimators on, the hub's scheduler and its descheduler dial `karmada-scheduler-estimator-<cluster>`
+    for every Cluster (karmada v1.18.2 pkg/scheduler/scheduler.go establishEstimatorConnections,
+    pkg/descheduler/descheduler.go, pkg/estimator/client/service.go resolveCluster; the descheduler has no
+    Pull-mode opt-out): each must exist, and none may run that nobody asks."""
     here = _members_here(config)
     wants = [m.name for _, m in here if m.scheduler_estimator]
     if wants and not contract.get("schedulerEstimators"):
@@ -108,49 +159,11 @@ def _check_estimators(config: FleetConfig, contract: Mapping[str, Any], fail: An
     if not contract.get("schedulerEstimators"):
         return
     for i, m in here:
-        if m.sync_mode == "Pull" and m.scheduler_estimator and not contract.get("schedulerEstimatorsForPull"):
-            raise fail(f"members[{i}].schedulerEstimator", f"{m.name} is a Pull member, and {hub}'s scheduler skips "
-                       "Pull members' estimators (--disable-scheduler-estimator-in-pull-mode): remove "
-                       "schedulerEstimator")
-        if m.sync_mode == "Push" and not m.scheduler_estimator:
-            raise fail(f"members[{i}].schedulerEstimator", f"{hub}'s scheduler asks every Push member's estimator "
+        if not m.scheduler_estimator:
+            raise fail(f"members[{i}].schedulerEstimator", f"{hub}'s scheduler asks every member's estimator "
                        f"(karmada.schedulerEstimators: true in {hub_where}) and would dial "
                        f"karmada-scheduler-estimator-{m.name}, which nothing creates: set schedulerEstimator: true "
                        f"on {m.name}, or karmada.schedulerEstimators: false in {hub_where}")
-
-
-def _rendered_here(config: FleetConfig) -> set[str]:
-    """The Karmada binaries whose gates this stack renders besides the control plane: agents and estimators."""
-    here = [m for _, m in _members_here(config)]
-    return ({features.AGENT} if any(m.sync_mode == "Pull" for m in here) else set()) | (
-        {features.ESTIMATOR} if any(m.scheduler_estimator for m in here) else set())
-
-
-def _check_features(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub: str, hub_where: str) -> None:
-    hub_gates: Mapping[str, bool] = contract.get("featureGates") or {}
-    for t_i, key, gate in features.tenant_needs(config.tenants):
-        if not features.effective(gate, hub_gates):
-            raise fail(f"tenants[{t_i}].{key}", f"needs feature gate {gate}, which {hub} does not run (its "
-                       f"{', '.join(sorted(features.GATES[gate].reads))} would ignore it): set "
-                       f"karmada.features.{gate}: true in {hub_where}")
-    if config.role != "region":
-        return  # the hub side is this very stack
-    rendered = _rendered_here(config)
-    mine = config.karmada.features
-    for gate in sorted(mine):
-        readers = features.GATES[gate].readers
-        if not readers & rendered:
-            raise fail(f"karmada.features.{gate}", f"no binary this stack renders reads it "
-                       f"({', '.join(sorted(readers))} run in {hub}); declare it in {hub_where} only")
-    for gate in sorted(features.GATES):
-        if not features.GATES[gate].readers & rendered:
-            continue
-        here, there = features.effective(gate, mine), features.effective(gate, hub_gates)
-        if here != there:
-            readers = ", ".join(sorted(features.GATES[gate].readers & rendered))
-            raise fail(f"karmada.features.{gate}", f"{str(here).lower()} here but {hub} runs {gate}="
-                       f"{str(there).lower()}; this stack's {readers} must agree with the hub's binaries (set "
-                       f"karmada.features.{gate}: {str(there).lower()})")
 
 
 def _check_failover(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub: str, hub_where: str) -> None:
@@ -175,33 +188,3 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _check_declared_features(config: FleetConfig, stack_file: str) -> None:
-    """Every declared gate is one of the release's (an unknown name makes every binary exit) and not one the
-    hub's failover is built on."""
-    for gate in config.karmada.features:
-        key = f"{stack_file}: karmada-hub:karmada.features.{gate}"
-        if gate not in features.GATES:
-            raise ConfigError(f"{key}: not a feature gate of Karmada {features.GATES_RELEASE} (one of: "
-                              f"{', '.join(sorted(features.GATES))}); an unknown gate makes the binaries exit")
-        if gate in features.ALWAYS_ON:
-            raise ConfigError(f"{key}: always on (the hub's cluster failover is built on it); remove it")
-
-
-def _check_control_plane_flags(config: FleetConfig, stack_file: str) -> None:
-    """The control plane's command lines refuse contradictions (e.g. a gate one flag builder cannot honour);
-    build them here so such a stack stops with one line, not a traceback mid-run."""
-    declared = config.karmada.features
-    try:
-        flags.scheduler_args(enable_estimator=config.karmada.scheduler_estimators,
-                             feature_gates=features.component_gates(features.SCHEDULER, declared))
-        flags.controller_manager_args(
-            enable_failover=True, quota_enforcement=features.effective("FederatedQuotaEnforcement", declared),
-            failover=flags.FailoverSettings.from_config(config.failover),
-            feature_gates=features.component_gates(features.CM, declared))
-        flags.webhook_args(allow_no_execute_taint_policy=True,
-                           quota_enforcement=features.effective("FederatedQuotaEnforcement", declared),
-                           feature_gates=features.component_gates(features.WEBHOOK, declared))
-    except ValueError as exc:
-        raise ConfigError(f"{stack_file}: karmada-hub:karmada.features: {exc}") from None

@@ -19,9 +19,9 @@ from components.kube.contract import (
     Src,
     Use,
     View,
-    from_kubeconfig,
     from_url_flag,
 )
+from components.traffic import failover_docs
 from components.traffic import refresher_docs as refresher
 from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
@@ -48,14 +48,24 @@ def _webhook_url(view: View) -> Sequence[Endpoint]:
 
 
 _EXECUTE = edns("controller/execute.go", "execute")
+_CRD = edns("source/crd.go", "NewCRDSource")
+SA_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+"""Where client-go's in-cluster config reads the service account token (rest.InClusterConfig)."""
+_IN_CLUSTER = Src("karmada-io/karmada", "v1.18.2", "vendor/k8s.io/client-go/rest/config.go", "InClusterConfig")
 
 EXTERNAL_DNS = Contract(
     key="external-dns", title="external-dns", upstream="kubernetes-sigs/external-dns v0.22.0",
     match=Match(image=EXTERNAL_DNS_IMAGE.rsplit(":", 1)[0]), rendered_by="components/traffic/docs.py "
     "external_dns_objects, external_dns_args", runs_in="host cluster, namespace external-dns",
+    env=(
+        EnvVar("KUBERNETES_SERVICE_HOST", True, "in-cluster config of the host cluster (no --kubeconfig): the "
+               "projected service account token must be mounted", _IN_CLUSTER),
+    ),
     files=(
-        FileFlag("kubeconfig", "read", "the karmada-apiserver (sources read Ingresses and Services there)",
+        FileFlag("kubeconfig", "read", "a kubeconfig instead of in-cluster (not rendered)",
                  edns("pkg/apis/externaldns/types.go", "bindFlags")),
+        FileFlag(None, "read", "in-cluster service account token (the CRD source reads the host cluster)",
+                 _IN_CLUSTER, default=SA_TOKEN),
     ),
     listeners=(
         Listener("metrics", "HTTP", "metrics-address", "hostport", ":7979",
@@ -63,31 +73,37 @@ EXTERNAL_DNS = Contract(
                  note="/healthz is 200 as soon as the server listens"),
     ),
     connections=(
-        Connection("karmada-apiserver", "5443", "HTTPS (client cert CN system:karmada:external-dns)", "--kubeconfig",
-                   "informers of the enabled sources; the caches must sync within 60 s or it exits",
-                   edns("source/informers/informers.go", "waitForCacheSync"), resolve=from_kubeconfig("kubeconfig")),
+        Connection("host kube-apiserver", "443", "HTTPS (service account token)", "in-cluster",
+                   "the DNSEndpoint cache of --namespace (controller-runtime); its status update", _CRD,
+                   external=True),
         Connection("hetzner-webhook", "8888", "HTTP (localhost)", "--webhook-provider-url",
                    "negotiation at start (5 tries, then exit), then GET/POST /records, POST /adjustendpoints; "
                    "a transport error or client timeout (read + write timeout) is fatal",
                    edns("provider/webhook/webhook.go", "newProvider, requestWithRetry"), resolve=_webhook_url),
     ),
     uses=(
-        Use("karmada", "", "services", ("list", "watch"), edns("source/service.go", "NewServiceSource")),
-        Use("karmada", "networking.k8s.io", "ingresses", ("list", "watch"), edns("source/ingress.go",
-                                                                                "NewIngressSource")),
+        Use("host", "externaldns.k8s.io", "dnsendpoints", ("list", "watch"), edns("source/crd.go",
+                                                                                 "buildCacheOptions"),
+            namespace="external-dns", credential="serviceaccount"),
+        Use("host", "externaldns.k8s.io", "dnsendpoints/status", ("update",), edns("source/crd.go",
+                                                                                  "crdSource.Endpoints"),
+            namespace="external-dns", credential="serviceaccount"),
+    ),
+    expects=(
+        Expects("the DNSEndpoint CRD (externaldns.k8s.io/v1alpha1) on the host cluster: the cache must sync",
+                "the plan (traffic/dnsendpoint_crd.py)", _CRD),
     ),
     exits=(
         Fact("flag validation: --provider and --source required, --policy required (no default), "
              "annotation prefix ending in `/`",
              edns("pkg/apis/externaldns/validation/validation.go", "ValidateConfig")),
-        Fact("informer caches not synced within 60 s; webhook negotiation failed after 5 tries; any non-soft error "
+        Fact("the CRD source's cache not synced; webhook negotiation failed after 5 tries; any non-soft error "
              "of a run (transport errors and timeouts are not soft)", _EXECUTE),
     ),
     facts=(
-        Fact("with --service-type-filter=LoadBalancer the service source builds only the Service informer "
-             "(no pods, nodes, EndpointSlices)", edns("source/service.go", "NewServiceSource")),
         Fact("no leader election: one replica", edns("charts/external-dns/templates/deployment.yaml")),
     ),
+    kubeconfig_flags=(),
 )
 
 _MAIN = hz("main.go", "main")
@@ -131,6 +147,53 @@ HETZNER_WEBHOOK = Contract(
 )
 
 
+_FAILOVER = ours("agents/traffic_failover.py", "main")
+
+TRAFFIC_FAILOVER = Contract(
+    key="traffic-failover", title="traffic failover controller (agents/traffic_failover.py)",
+    upstream=f"this program, run by {failover_docs.NAME} on python:3.12", match=Match(script=failover_docs.SCRIPT_KEY),
+    rendered_by="components/traffic/failover_docs.py", runs_in="host cluster, namespace external-dns",
+    env=(
+        EnvVar("KUBERNETES_SERVICE_HOST", True, "the host API when --host-server is empty (in-cluster)", _FAILOVER),
+    ),
+    files=(
+        FileFlag("karmada-ca-file", "read", "the Karmada CA", _FAILOVER),
+        FileFlag("karmada-cert-file", "read", "client certificate (CN system:karmada:traffic-failover)", _FAILOVER),
+        FileFlag("karmada-key-file", "read", "its key", _FAILOVER),
+        FileFlag("host-ca-file", "read", "the host cluster's CA", _FAILOVER,
+                 default="/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"),
+        FileFlag("host-token-file", "read", "the projected service account token", _FAILOVER,
+                 default="/var/run/secrets/kubernetes.io/serviceaccount/token"),
+    ),
+    listeners=(
+        Listener("health", "HTTP", "health-port", "port", "8080", (Served("/healthz", True), Served("/readyz", True)),
+                 ours("agents/traffic_failover.py", "serve_health"),
+                 note="/healthz while the probe loop runs; /readyz once the leader decided every known name"),
+    ),
+    connections=(
+        Connection("karmada-apiserver", "5443", "HTTPS (client cert)", "--karmada-server", "lists Ingresses",
+                   _FAILOVER, resolve=from_url_flag("karmada-server")),
+        Connection("host kube-apiserver", "443", "HTTPS (service account token)", "in-cluster",
+                   "leases, DNSEndpoints, region ConfigMaps of its namespace", _FAILOVER, external=True),
+        Connection("regional load balancers", "80, 443", "HTTP/HTTPS probes", "region ConfigMaps",
+                   "health probes of every region for every published name", _FAILOVER, external=True),
+    ),
+    uses=(
+        Use("karmada", "networking.k8s.io", "ingresses", ("list",), _FAILOVER, credential="client-cert"),
+        Use("host", "coordination.k8s.io", "leases", ("get", "list", "create", "update"), _FAILOVER,
+            namespace="external-dns", credential="serviceaccount"),
+        Use("host", "externaldns.k8s.io", "dnsendpoints", ("list", "create", "update", "delete"), _FAILOVER,
+            namespace="external-dns", credential="serviceaccount"),
+        Use("host", "", "configmaps", ("list",), _FAILOVER, namespace="external-dns", credential="serviceaccount"),
+    ),
+    exits=(
+        Fact("unknown or missing argument (argparse, exit 2); unreadable TLS or token files; health port bind "
+             "failure", _FAILOVER),
+    ),
+    kubeconfig_flags=(),
+)
+
+
 _REFRESHER = ours("agents/status_refresher.py", "main")
 
 STATUS_REFRESHER = Contract(
@@ -164,4 +227,4 @@ STATUS_REFRESHER = Contract(
     kubeconfig_flags=(),
 )
 
-CONTRACTS: tuple[Contract, ...] = (EXTERNAL_DNS, HETZNER_WEBHOOK, STATUS_REFRESHER)
+CONTRACTS: tuple[Contract, ...] = (EXTERNAL_DNS, HETZNER_WEBHOOK, TRAFFIC_FAILOVER, STATUS_REFRESHER)

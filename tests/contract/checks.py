@@ -58,8 +58,8 @@ def check_env(fleet: Fleet) -> list[str]:
             if not need.required:
                 continue
             if need.name in KUBELET_ENV:
-                if c.pod.spec.get("automountServiceAccountToken") is False:
-                    out.append(f"{c.where}: needs in-cluster config ({need.name}) but the pod mounts no "
+                if not has_sa_token(c):
+                    out.append(f"{c.where}: needs in-cluster config ({need.name}) but the container mounts no "
                                "service account token")
             elif need.name not in names:
                 out.append(f"{c.where}: the binary requires env {need.name} ({need.why}); not set")
@@ -207,6 +207,16 @@ def _check_path(c: Container, path: str, mode: str, f: FileFlag) -> list[str]:
                     f"projects no {inner} (items)"]
         if key not in secret_keys(source.body):
             return [f"{c.where}: {what} names {path}, but {source.kind} {source.name} has no key {key}"]
+        return []
+    if "projected" in volume:
+        paths = set()
+        for src in volume["projected"].get("sources") or []:
+            if "serviceAccountToken" in src:
+                paths.add(src["serviceAccountToken"].get("path"))
+            for kind in ("configMap", "secret", "downwardAPI"):
+                paths |= {i.get("path") for i in (src.get(kind) or {}).get("items") or []}
+        if inner not in paths:
+            return [f"{c.where}: {what} names {path}, but the projected volume {volume['name']} has no {inner}"]
         return []
     if "emptyDir" in volume:
         writers = [o for o in _pod_containers(c) if o.body is not c.body
@@ -378,17 +388,45 @@ def cert_identity(pem: str) -> tuple[str, list[str]]:
     return str(cn[0].value) if cn else "", orgs
 
 
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def token_path(c: Container) -> str:
+    """Where the binary reads its service account token: a flag of its contract whose default is the in-cluster
+    token (e.g. --host-token-file), else client-go's SA_DIR/token."""
+    for f in c.contract.files if c.contract else ():
+        if f.default and f.default.endswith("serviceaccount/token"):
+            return (c.flags.get(f.flag) if f.flag else None) or f.default
+    return f"{SA_DIR}/token"
+
+
+def has_sa_token(c: Container) -> bool:
+    """The service account token where the binary reads it: automounted (SA_DIR), or a projected
+    serviceAccountToken volume mounted at that path."""
+    path = token_path(c)
+    if c.pod.spec.get("automountServiceAccountToken") is not False and path == f"{SA_DIR}/token":
+        return True
+    found = c.mount_for(path)
+    if found is None:
+        return False
+    _, volume, inner = found
+    sources = (volume.get("projected") or {}).get("sources") or []
+    return any((src.get("serviceAccountToken") or {}).get("path") == inner for src in sources)
+
+
 def identity(c: Container, credential: str) -> tuple[str, list[str]] | None:
     """(user, groups) the container's requests carry; None when it cannot be known offline."""
     contract = c.contract
     if credential == "serviceaccount":
-        if c.pod.spec.get("automountServiceAccountToken") is False:
+        if not has_sa_token(c):
             return "system:anonymous", ["system:unauthenticated"]
         sa = c.pod.spec.get("serviceAccountName", "default")
         return f"system:serviceaccount:{c.pod.namespace}:{sa}", [
             "system:serviceaccounts", f"system:serviceaccounts:{c.pod.namespace}", "system:authenticated"]
     if credential == "client-cert":
-        text = c.file_text(c.flags.get("cert-file", ""))
+        flag = next((f.flag for f in (contract.files if contract else ()) if f.flag and f.flag.endswith("cert-file")),
+                    "cert-file")
+        text = c.file_text(c.flags.get(flag, ""))
         if not text:
             return None
         user, groups = cert_identity(text)

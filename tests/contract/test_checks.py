@@ -115,9 +115,9 @@ def _no_estimator_for_a_push_member(f: Fleet) -> None:
     f.objects = [o for o in f.objects if not (o.kind == "Service" and o.name.startswith("karmada-scheduler-estimator"))]
 
 
-def _estimators_for_pull_members_too(f: Fleet) -> None:
-    c = _container(f, "host", "Deployment", "karmada-scheduler", "karmada-scheduler")
-    c["args"] = [a for a in c["args"] if not a.startswith("--disable-scheduler-estimator-in-pull-mode")]
+def _no_estimator_for_the_pull_member(f: Fleet) -> None:
+    name = "karmada-scheduler-estimator-dev-hel1-a"
+    f.objects = [o for o in f.objects if not (o.kind == "Service" and o.name == name)]
 
 
 def _webhook_service_on_the_wrong_port(f: Fleet) -> None:
@@ -156,8 +156,8 @@ def _agent_role_without_update(f: Fleet) -> None:
 
 
 def _external_dns_role_without_watch(f: Fleet) -> None:
-    role = f.one("karmada", "ClusterRole", "karmada-hub:external-dns").body
-    role["rules"][1]["verbs"] = ["get", "list"]
+    role = f.one("host", "Role", "external-dns").body
+    role["rules"][0]["verbs"] = ["list"]
 
 
 def _agent_work_role_binding_elsewhere(f: Fleet) -> None:
@@ -227,8 +227,9 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
      "--audit-log-path writes /var/log/karmada/audit.log, on the read-only mount /var/log/karmada"),
     ("dials", "D4 estimator nobody creates", _no_estimator_for_a_push_member,
      "dials karmada-scheduler-estimator-dev-fsn1-a.karmada-system.svc.cluster.local:10352"),
-    ("dials", "D4 Pull estimators dialled", _estimators_for_pull_members_too,
-     "karmada-scheduler-estimator-dev-hel1-a.karmada-system.svc.cluster.local:10352"),
+    ("dials", "D4 the descheduler dials a Pull member's estimator too", _no_estimator_for_the_pull_member,
+     "karmada-descheduler container karmada-descheduler: dials karmada-scheduler-estimator-dev-hel1-a.karmada-system"
+     ".svc.cluster.local:10352"),
     ("dials", "webhook Service to a port nobody serves", _webhook_service_on_the_wrong_port,
      "Service karmada-system/karmada-webhook:443 -> 8000, where no container of its pods listens"),
     ("dials", "agent's hub name without a record", _lose_the_hub_dns_record,
@@ -241,7 +242,8 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
     ("rbac", "D2 agent without update on its Cluster", _agent_role_without_update,
      "system:karmada:agent:dev-hel1-a may not update cluster.karmada.io/clusters dev-hel1-a"),
     ("rbac", "external-dns without watch", _external_dns_role_without_watch,
-     "system:karmada:external-dns may not watch networking.k8s.io/ingresses"),
+     "system:serviceaccount:external-dns:external-dns may not watch externaldns.k8s.io/dnsendpoints in "
+     "external-dns"),
     ("rbac", "agent-work bound to another identity", _agent_work_role_binding_elsewhere,
      "system:karmada:agent:dev-hel1-a may not get work.karmada.io/works in karmada-es-dev-hel1-a"),
     ("k3s", "unknown k3s config key", _k3s_unknown_key, "config key 'kube-apiserver-args' is not a k3s server flag"),

@@ -42,7 +42,9 @@ from components.karmada.flags.common import (
     ETCD_PEER_PORT,
     ETCD_SERVICE,
     FAILOVER_GATES,
+    GATE_READERS,
     HEALTH_PATHS,
+    KARMADA_GATES,
     KCM_PORT,
     KUBECONFIG_PATH,
     LEADER_ELECTION,
@@ -52,6 +54,7 @@ from components.karmada.flags.common import (
     PKI_DIR,
     QUOTA_GATES,
     SERVICE_CLUSTER_IP_RANGE,
+    TENANT_GATES,
     WEBHOOK_HEALTH_PATH,
     WEBHOOK_PORT,
     FailoverLike,
@@ -60,15 +63,21 @@ from components.karmada.flags.common import (
     Lease,
     PurgeMode,
     apiserver_url,
+    check_gates,
     etcd_client_url,
     etcd_member_fqdn,
     etcd_member_names,
     feature_gates_flag,
+    gates_for,
     merge_gates,
 )
 from components.karmada.flags.controller_manager import (
     FAILOVER_FLAGS,
     controller_manager_args,
+)
+from components.karmada.flags.descheduler import (
+    DESCHEDULER_HEALTH_PORT,
+    descheduler_args,
 )
 from components.karmada.flags.estimator import (
     scheduler_estimator_args,
@@ -87,7 +96,6 @@ from components.karmada.flags.kube_controller_manager import (
     kube_controller_manager_args,
 )
 from components.karmada.flags.scheduler import (
-    ESTIMATORS_FOR_PULL,
     scheduler_args,
 )
 from components.karmada.flags.table import (
@@ -116,8 +124,8 @@ __all__ = [
     "CLUSTER_DOMAIN",
     "CLUSTER_NAMESPACE",
     "COMMANDS",
+    "DESCHEDULER_HEALTH_PORT",
     "ENCRYPTION_CONFIG_PATH",
-    "ESTIMATORS_FOR_PULL",
     "ESTIMATOR_PORT",
     "ETCDCTL",
     "ETCDCTL_SNAPSHOT_SAVE",
@@ -132,7 +140,9 @@ __all__ = [
     "ETCD_SNAPSHOT_PATH",
     "FAILOVER_FLAGS",
     "FAILOVER_GATES",
+    "GATE_READERS",
     "HEALTH_PATHS",
+    "KARMADA_GATES",
     "KCM_CONTROLLERS",
     "KCM_PORT",
     "KNOWN_FLAGS",
@@ -145,6 +155,7 @@ __all__ = [
     "QUOTA_GATES",
     "REMOVED_FLAGS",
     "SERVICE_CLUSTER_IP_RANGE",
+    "TENANT_GATES",
     "WEBHOOK_HEALTH_PATH",
     "WEBHOOK_PORT",
     "AuditLog",
@@ -156,7 +167,9 @@ __all__ = [
     "agent_args",
     "aggregated_apiserver_args",
     "apiserver_url",
+    "check_gates",
     "controller_manager_args",
+    "descheduler_args",
     "env_refs",
     "etcd_args",
     "etcd_client_url",
@@ -168,6 +181,7 @@ __all__ = [
     "flag_name",
     "flag_names",
     "flag_values",
+    "gates_for",
     "karmada_apiserver_args",
     "kube_controller_manager_args",
     "merge_gates",

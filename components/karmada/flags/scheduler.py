@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.karmada.flags.common import ESTIMATOR_PORT, KUBECONFIG_PATH, PATHS, LeaderElection, feature_gates_flag
-
-ESTIMATORS_FOR_PULL = False
-"""With estimators on, the scheduler skips Pull Clusters (`--disable-scheduler-estimator-in-pull-mode`): a Pull
-member is one the hub does not dial, and an estimator on the hub would have to read its API. So only Push
-members run an estimator, and every one of them must (the scheduler dials `<prefix>-<cluster>` per Push Cluster,
-pkg/scheduler/scheduler.go `establishEstimatorConnections` at v1.18.2)."""
+from components.karmada.flags.common import (
+    ESTIMATOR_PORT,
+    KUBECONFIG_PATH,
+    PATHS,
+    LeaderElection,
+    check_gates,
+    feature_gates_flag,
+)
 
 
 def scheduler_args(
@@ -40,10 +41,9 @@ def scheduler_args(
             f"--scheduler-estimator-timeout={estimator_timeout_s}s",
             f"--scheduler-estimator-service-namespace={leader_election.namespace}",
         ]
-        if not ESTIMATORS_FOR_PULL:
-            args.append("--disable-scheduler-estimator-in-pull-mode=true")
     elif (feature_gates or {}).get("SchedulingOvercommitProtection"):
         raise ValueError("SchedulingOvercommitProtection needs the scheduler estimator (enable_estimator=True)")
+    check_gates("karmada-scheduler", feature_gates or {})
     args += feature_gates_flag(feature_gates or {})
     args.append(f"--v={verbosity}")
     return args
