@@ -121,12 +121,17 @@ def openssl(*argv: str, stdin: bytes | None = None) -> bytes:
     return result.stdout
 
 
+def csr_subject(cluster: str) -> list[tuple[str, str]]:
+    """The agent's subject, as karmadactl register asks for it: the user is the CN, the group the O."""
+    return [("O", AGENT_GROUP), ("CN", f"{AGENT_USER_PREFIX}{cluster}")]
+
+
 def make_key_and_csr(workdir: str, cluster: str) -> tuple[bytes, bytes]:
     """An EC P-256 key (PKCS#8 PEM) and its CSR with exactly the agent's subject, no extensions, no SANs."""
     key_path, cnf = os.path.join(workdir, "agent.key"), os.path.join(workdir, "req.cnf")
     with open(cnf, "w") as fh:
-        fh.write(f"[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nO = {AGENT_GROUP}\n"
-                 f"CN = {AGENT_USER_PREFIX}{cluster}\n")
+        fh.write("[req]\ndistinguished_name = dn\nprompt = no\n[dn]\n" +
+                 "".join(f"{field} = {value}\n" for field, value in csr_subject(cluster)))
     old = os.umask(0o077)
     try:
         openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key_path)

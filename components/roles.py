@@ -22,7 +22,7 @@ import pulumi_kubernetes as k8s
 from components.config import ConfigError, FleetConfig
 from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
-from components.fleet.policy_docs import cluster_taint_policy
+from components.fleet.policy_docs import cluster_taint_policy, priority_classes
 from components.fleet.registry import MemberRegistry
 from components.hetzner.dns_provider import dns_provider
 from components.hetzner.hub_cluster import HubCluster
@@ -55,6 +55,11 @@ class LocalHub:
     """The program's own admin kubeconfig (what PullJoin writes bootstrap tokens with in an all-in-one stack)."""
     after: Sequence[pulumi.Resource]
     dns_provider: pulumi.ProviderResource | None = None
+    fleet_objects: Sequence[pulumi.Resource] = ()
+    """What the hub created inside karmada-apiserver for tenants (the priority table): policies wait for it."""
+    dns_namespace: Sequence[pulumi.Resource] = ()
+    """The host's `external-dns` namespace (FleetDns), where each region publishes its LB for the failover
+    controller."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,8 @@ def hub(config: FleetConfig) -> HubOutputs:
     bootstrap = KarmadaBootstrap(
         "karmada-bootstrap", config.karmada.version, control_plane.provider,
         ca_bundle(control_plane.pki.ca.cert_pem), webhook=control_plane.webhook,
-        aggregated_apiserver=control_plane.aggregated, extra=[cluster_taint_policy(), ingress_namespace()],
+        aggregated_apiserver=control_plane.aggregated,
+        extra=[cluster_taint_policy(), ingress_namespace(), *priority_classes(config.karmada.priority_classes)],
     )
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
@@ -131,13 +137,15 @@ def hub(config: FleetConfig) -> HubOutputs:
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
     namespaces: list[pulumi.Resource] = [control_plane.namespace]
+    dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        namespaces += FleetDns("dns", config, host, karmada, karmada_ca, after).namespaces
+        dns_namespace = FleetDns("dns", config, host, karmada, karmada_ca, after).namespace
+        namespaces += dns_namespace
     estimators = [m.name for m in members if m.scheduler_estimator]
     HostNetworkPolicies("network-policies", config, host, estimators, namespaces)
     registry = MemberRegistry("registry", config, members, tenants, karmada, host, karmada_ca, after)
     identities = RegionAccess("regions", config, intents, karmada, host, karmada_ca, cluster.client_ca,
-                              [*after, *registry.ready])
+                              [*after, *registry.ready, *dns_namespace])
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_server_ca_cert_pem=cluster.server_ca_pem,
         hub_server_ipv4s=pulumi.Output.all(*cluster.server_ipv4s), hub_load_balancer_ipv4=cluster.lb_ipv4,
@@ -145,17 +153,22 @@ def hub(config: FleetConfig) -> HubOutputs:
         region_identities=pulumi.Output.from_input(identities.issued),
         fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config, intents)),
         local=LocalHub(host=host, karmada=karmada, karmada_kubeconfig=control_plane.provider_kubeconfig,
-                       after=[*after, *registry.ready], dns_provider=dns),
+                       after=[*after, *registry.ready], dns_provider=dns, dns_namespace=dns_namespace,
+                       fleet_objects=bootstrap.extra),
     )
 
 
 def region(config: FleetConfig, hub: HubOutputs) -> None:
     """Members, tenant policies and regional traffic: every region (all-in-one) or this stack's one region."""
     host: pulumi.ProviderResource | None = None
+    fleet_objects: list[pulumi.Resource] = []
+    dns_namespace: list[pulumi.Resource] = []
     if hub.local is not None:
         host, karmada, after = hub.local.host, hub.local.karmada, list(hub.local.after)
         writer: pulumi.Input[str] = hub.local.karmada_kubeconfig
         dns = hub.local.dns_provider
+        fleet_objects = list(hub.local.fleet_objects)
+        dns_namespace = list(hub.local.dns_namespace)
     else:
         assert config.region is not None and config.hub_stack is not None
         stack_file = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
@@ -174,7 +187,8 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
         dns = dns_provider(config, stack_file)
         karmada = k8s.Provider("k8s-karmada", kubeconfig=identity.karmada_kubeconfig, enable_server_side_apply=True)
         after = []
-        if any(m.scheduler_estimator for m in config.members):  # their member kubeconfigs go to the host cluster
+        # Estimators run on the hub's host cluster; so does the failover controller this region's LB is published to.
+        if any(m.scheduler_estimator for m in config.members) or config.dns is not None:
             host = k8s.Provider("k8s-host", kubeconfig=identity.host_kubeconfig, enable_server_side_apply=True)
     capi = capi_provider(config)
     for member in config.members:
@@ -182,9 +196,10 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
             continue
         MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
                       hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
-    FleetPolicies("policies", config, karmada, after)
+    FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
-    traffic = RegionalTraffic("traffic", config, regions, karmada, after, dns)
+    traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,
+                              host_after=dns_namespace, dns_provider=dns)
     pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

@@ -16,6 +16,7 @@ import yaml
 
 from components.config import MemberConfig
 from components.fleet import member_docs as m
+from components.karmada import flags
 from tests.support.schemas import SchemaError, validate_any, validate_cluster, validate_kubernetes
 from tests.support.tools import load_stack
 
@@ -148,21 +149,16 @@ def test_cluster_without_zones_omits_them() -> None:
     assert "zones" not in cluster["spec"]
 
 
-def test_sync_mode_argument_overrides_the_member() -> None:
-    cluster = m.cluster_object(member("Push"), "Pull")
-    assert cluster["spec"]["syncMode"] == "Pull"
-    assert cluster["metadata"]["labels"]["fleet.karmada-hub.io/sync-mode"] == "pull"
+def test_a_pull_cluster_is_never_rendered() -> None:
+    """The agent lists every Cluster at start and exits when its name is taken by one with another spec.id
+    (karmada v1.18.2 pkg/util/cluster.go ClusterRegisterOption.Validate): a Pull Cluster is the agent's to make."""
+    with pytest.raises(ValueError, match="created by its karmada-agent"):
+        m.cluster_object(member("Pull", labels={}))
+    with pytest.raises(ValueError, match="created by its karmada-agent"):
+        m.cluster_object(member("Push"), "Pull")
 
 
 # ------------------------------------------------------------------------------------------ Pull
-
-
-def test_pull_cluster_object_leaves_credentials_to_the_agent() -> None:
-    cluster = m.cluster_object(member("Pull"))
-    validate_cluster(cluster)
-    assert cluster["spec"]["syncMode"] == "Pull"
-    assert "secretRef" not in cluster["spec"] and "impersonatorSecretRef" not in cluster["spec"]
-    assert cluster["spec"]["region"] == "eu-fsn"
 
 
 def test_pull_hub_rbac_names_follow_karmadactl_register_narrowed() -> None:
@@ -202,8 +198,14 @@ def test_pull_hub_rbac_is_scoped_to_the_one_cluster() -> None:
     assert _verbs(rules, "clusters") == {"create", "list", "watch"}
     status = next(r for r in rules if r["resources"] == ["clusters/status"])
     assert status["resourceNames"] == ["hel1-a"] and status["verbs"] == ["update"]
+    # its own Cluster: get and update (CreateOrUpdateClusterObject updates a differing spec), never delete
+    own = next(r for r in rules if r["resources"] == ["clusters"] and r.get("resourceNames"))
+    assert own == {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": ["hel1-a"],
+                   "verbs": ["get", "update"]}
     assert not any("leases" in r["resources"] for r in rules), "no cluster-wide lease rights (leader locks)"
     assert not any("secrets" in r["resources"] for r in rules)  # --report-secrets=None
+    csr = next(r for r in rules if "certificates.k8s.io" in r.get("apiGroups", []))
+    assert csr["verbs"] == ["get", "create"]  # certRotation renews through the CSR API
     lease = named[("Role", "system:karmada:hel1-a:agent-lease")]["rules"]
     assert _verbs(lease, "leases", "hel1-a") == {"get", "update", "create"} and lease[0]["resourceNames"] == ["hel1-a"]
     leader = named[("Role", "system:karmada:hel1-a:agent-leader")]["rules"]
@@ -262,8 +264,10 @@ def test_pull_member_objects_validate() -> None:
     assert container["args"] == m.join_args("hel1-a") and pod["spec"]["serviceAccountName"] == m.JOIN_NAME
     assert named[("ConfigMap", m.JOIN_NAME)]["data"][m.JOIN_SCRIPT] == source
     join_rules = named[("Role", m.JOIN_NAME)]["rules"]
-    assert join_rules[0]["resourceNames"] == [m.AGENT_KUBECONFIG_SECRET, m.AGENT_BOOTSTRAP_SECRET]
-    assert join_rules[1] == {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}
+    assert {(tuple(r.get("resourceNames", ())), tuple(r["verbs"])) for r in join_rules} == {
+        ((m.AGENT_KUBECONFIG_SECRET, m.AGENT_BOOTSTRAP_SECRET), ("get",)), ((m.AGENT_KUBECONFIG_SECRET,), ("update",)),
+        ((m.AGENT_BOOTSTRAP_SECRET,), ("delete",)), ((), ("create",))}
+    assert all(r["resources"] == ["secrets"] for r in join_rules)
     restart = named[("Role", m.RESTART_NAME)]["rules"]
     assert {(r["resources"][0], tuple(r.get("resourceNames", ()))) for r in restart} == {
         ("secrets", (m.AGENT_KUBECONFIG_SECRET,)), ("pods", ()), ("deployments", (m.AGENT_NAME,))}
@@ -307,6 +311,10 @@ def test_agent_deployment() -> None:
         assert container[probe]["httpGet"]["port"] == 10357
         assert container[probe]["httpGet"]["path"] == "/healthz"
     assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    real = m.agent_deployment("hel1-a", VERSION, flags.agent_args("hel1-a", "https://hel1-a.example:6443",
+                                                                  region="eu-hel"))
+    (agent,) = real["spec"]["template"]["spec"]["containers"]
+    assert flags.env_refs(agent["args"]) == {"POD_IP"} <= {e["name"] for e in agent["env"]}
     mount = next(v for v in container["volumeMounts"] if v["name"] == "kubeconfig")
     volume = next(v for v in pod["volumes"] if v["name"] == "kubeconfig")
     assert volume["secret"]["secretName"] == "karmada-kubeconfig"
@@ -365,9 +373,9 @@ def test_dev_stack_renders_one_push_and_one_pull_member() -> None:
     source = (REPO / "agents" / "pull_join.py").read_text()
     rendered: dict[str, list[dict[str, Any]]] = {}
     for mem in config.members:
-        objs = [m.cluster_object(mem)] if mem.sync_mode == "Push" else []
+        objs: list[dict[str, Any]] = []
         if mem.sync_mode == "Push":
-            objs += m.push_member_objects(mem.name)
+            objs += [m.cluster_object(mem), *m.push_member_objects(mem.name)]
             objs += [m.cluster_secret(mem.name, "token", CA), m.impersonator_secret(mem.name, "token")]
         else:
             objs += m.pull_hub_objects(mem.name)

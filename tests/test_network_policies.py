@@ -220,7 +220,7 @@ def test_a_missing_port_list_opens_every_port(rendered_dev: Any) -> None:
     def no_ports(policies: list[dict[str, Any]]) -> None:
         del _named(policies, "karmada-webhook-ingress")["spec"]["ingress"][0]["ports"]
 
-    assert ("extra ('karmada-system/karmada-apiserver', 'karmada-system/karmada-webhook', 8000)"
+    assert ("extra ('karmada-system/karmada-apiserver', 'karmada-system/karmada-webhook', 8080)"
             in _mutated_diff(rendered_dev, "dev", no_ports))
 
 

@@ -148,7 +148,7 @@ def policies_of(violations: list[Violation]) -> set[str]:
 
 def test_good_plan_has_no_violations() -> None:
     assert check_plan(good_plan()) == []
-    assert format_violations([], "dev") == "policy: ok in dev (10 rules, 0 violations)"
+    assert format_violations([], "dev") == "policy: ok in dev (13 rules, 0 violations)"
 
 
 # ------------------------------------------------------------------------------------------- etcd
@@ -438,7 +438,7 @@ def test_main_policy_exit_codes_and_report(tmp_path: Any) -> None:
     assert main_policy(bad, out) == 1
     report = out.getvalue()
     assert "etcd-quorum:" in report and "kubernetes:apps/v1:StatefulSet etcd" in report
-    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (10 rules)")
+    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (13 rules)")
 
     out = io.StringIO()
     assert main_policy(tmp_path / "missing", out) == 1
@@ -625,7 +625,7 @@ def test_an_opted_in_api_lb_is_named_world_reachable_and_passes() -> None:
     report = format_violations(found, "dev")
     assert report.splitlines()[0] == "advisory:"
     assert "WORLD-REACHABLE: tcp 5443, 6443 from any address on the internet" in report
-    assert report.endswith("policy: ok in dev (10 rules, 0 violations)")
+    assert report.endswith("policy: ok in dev (13 rules, 0 violations)")
     out = io.StringIO()
     plan_path = Path(__import__("tempfile").mkdtemp()) / "plan.json"
     plan_path.write_text(json.dumps(_with(*_api_lb(public=True, label=True))))

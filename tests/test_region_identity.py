@@ -176,7 +176,7 @@ def _rbac(plan: Plan, target: str) -> Rbac:
 
 
 _PLURAL = {"Secret": "secrets", "PropagationPolicy": "propagationpolicies", "OverridePolicy": "overridepolicies",
-           "FederatedResourceQuota": "federatedresourcequotas"}
+           "FederatedResourceQuota": "federatedresourcequotas", "ConfigMap": "configmaps"}
 
 
 def _written(plan: Plan, target: str, config: Any) -> set[region_rbac.Grant]:

@@ -38,7 +38,8 @@ def _b64decode(value: str) -> str:
 
 
 class MemberCluster(pulumi.ComponentResource):
-    """One member: its provider (`k8s-member-<name>`) and the region's join objects on the member and the hub."""
+    """One member: its provider (`k8s-member-<name>`) and the region's join objects on the member and the hub.
+    The Cluster is never here: the hub applies a Push member's (MemberRegistry), a Pull agent creates its own."""
 
     def __init__(
         self,
@@ -86,15 +87,18 @@ class MemberCluster(pulumi.ComponentResource):
             token = pulumi.Output.secret(sa_token.data.apply(lambda d: _b64decode(d["token"])))
             ca = sa_token.data.apply(lambda d: _b64decode(d["ca.crt"]))
             imp = pulumi.Output.secret(imp_token.data.apply(lambda d: _b64decode(d["token"])))
-            apply_rendered("karmada", lambda t, c: docs.cluster_secret(member.name, t, c), [token, ca], on_hub)
+            declared = docs.declared_cluster(member)
+            apply_rendered("karmada", lambda t, c: docs.cluster_secret(member.name, t, c, declared), [token, ca],
+                           on_hub)
             apply_rendered("karmada", lambda t: docs.impersonator_secret(member.name, t), [imp], on_hub)
         else:
             self._pull(prefix, config, member, karmada_url, karmada_ca_pem, writer_kubeconfig, member_kubeconfig,
                        on_member, on_hub)
         if member.scheduler_estimator:
             assert host_provider is not None, "a scheduler-estimator's member kubeconfig goes to the hub's host"
-            self._estimator_reader(prefix, member, on_member, pulumi.ResourceOptions(
-                parent=self, provider=host_provider))
+            gates = flags.gates_for("karmada-scheduler-estimator", config.karmada.feature_gates)
+            self._estimator_reader(prefix, member, "ResourceQuotaEstimate" in gates, on_member,
+                                   pulumi.ResourceOptions(parent=self, provider=host_provider))
         self.register_outputs({"cluster": member.name, "syncMode": member.sync_mode})
 
     def _pull(self, prefix: str, config: FleetConfig, member: MemberConfig, karmada_url: pulumi.Input[str],
@@ -122,9 +126,11 @@ class MemberCluster(pulumi.ComponentResource):
                     "ServiceAccount", "ConfigMap"):
                 done.append(resource)  # in order: accounts, the join, then the agent that mounts its Secret
 
-    def _estimator_reader(self, prefix: str, member: MemberConfig, on_member: pulumi.ResourceOptions,
-                          on_host: pulumi.ResourceOptions) -> None:
-        objects = docs.estimator_reader_objects()
+    def _estimator_reader(self, prefix: str, member: MemberConfig, resource_quota_estimate: bool,
+                          on_member: pulumi.ResourceOptions, on_host: pulumi.ResourceOptions) -> None:
+        """`resource_quota_estimate`: the fleet's gates make the estimator read ResourceQuotas too (the region's
+        gates equal the hub's: preflight checks the fleetContract)."""
+        objects = docs.estimator_reader_objects(resource_quota_estimate)
         if member.sync_mode == "Pull":  # a Push join creates karmada-cluster in the member itself
             objects = [docs.namespace(docs.CLUSTER_NAMESPACE), *objects]
         created = {}

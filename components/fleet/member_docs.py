@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from typing import Any, Literal
 
@@ -48,6 +49,9 @@ AGENT_NAME = "karmada-agent"
 AGENT_KUBECONFIG_PATH = flags.AGENT_KUBECONFIG_PATH
 AGENT_KUBECONFIG_DIR, AGENT_KUBECONFIG_SECRET = AGENT_KUBECONFIG_PATH.rsplit("/", 1)
 """What the agent's `--karmada-kubeconfig` must point at (the lead's flags function uses it)."""
+AGENT_KUBECONFIG_KEY = "karmada-kubeconfig"
+"""The key certRotation reads and rewrites (cert_rotation_controller.go `KarmadaKubeconfigName` is both the Secret's
+name and its key at v1.18.2); the join writes it."""
 AGENT_HEALTH_PORT = 10357
 AGENT_METRICS_PORT = 8080
 
@@ -190,12 +194,28 @@ def push_member_objects(cluster: str) -> list[dict[str, Any]]:
     ]
 
 
-def cluster_secret(name: str, token: str, ca_bundle: str) -> dict[str, Any]:
+DECLARED_CLUSTER_ANNOTATION = "fleet.karmada-hub.io/cluster"
+"""On a Push member's credential Secret: the Cluster the hub makes from the same stack file (name, labels,
+syncMode, provider, region, zones). A region stack renders no Cluster (the hub owns them), so this is how the
+policy pack sees, in the region's own plan, which clusters its policies can reach; Karmada ignores it."""
+
+
+def declared_cluster(member: MemberConfig) -> str:
+    obj = cluster_object(member)
+    spec = {k: v for k, v in obj["spec"].items() if k in ("syncMode", "provider", "region", "zones")}
+    return json.dumps({"metadata": obj["metadata"], "spec": spec}, sort_keys=True)
+
+
+def cluster_secret(name: str, token: str, ca_bundle: str, declared: str | None = None) -> dict[str, Any]:
     """Hub: `karmada-cluster/<cluster>` with the member SA's bearer token and the member's CA (PEM).
 
-    `token` and `ca_bundle` are the decoded values of the member token Secret's `token` and `ca.crt`.
+    `token` and `ca_bundle` are the decoded values of the member token Secret's `token` and `ca.crt`;
+    `declared` is `declared_cluster(member)`.
     """
-    return _opaque_secret(name, CLUSTER_NAMESPACE, {"token": token, "caBundle": ca_bundle})
+    secret = _opaque_secret(name, CLUSTER_NAMESPACE, {"token": token, "caBundle": ca_bundle})
+    if declared is not None:
+        secret["metadata"]["annotations"] = {DECLARED_CLUSTER_ANNOTATION: declared}
+    return secret
 
 
 def impersonator_secret(name: str, token: str) -> dict[str, Any]:
@@ -210,21 +230,24 @@ def cluster_labels(member: MemberConfig, sync_mode: SyncMode) -> dict[str, str]:
 
 def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, cluster_id: str | None = None
                    ) -> dict[str, Any]:
-    """Hub: the `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and spread.
+    """Hub: a Push member's `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and
+    spread, and credentials via secretRef/impersonatorSecretRef so the controller-manager can reach the member.
+    The hub stack applies it (MemberRegistry): a region identity may not write a `secretRef`.
+    `cluster_id` is the member's kube-system namespace UID, as join sets it (used for multi-cluster DNS).
 
-    Push: credentials via secretRef/impersonatorSecretRef, so the controller-manager can reach the member; the
-    hub stack applies it (MemberRegistry). Pull: the program never applies one: the agent creates its own, with
-    `spec.id` = its kube-system namespace UID, and a Cluster of that name without that id would make it exit
-    (karmada v1.18.2 pkg/util/cluster.go `validateCluster`). `cluster_id` is the member's kube-system namespace
-    UID, as join sets it (used for multi-cluster DNS).
+    Never for Pull: the agent creates its own Cluster at start. It lists every Cluster and exits if one has its
+    name with another `spec.id` (its kube-system UID), then create-or-updates it (karmada v1.18.2
+    cmd/agent/app/agent.go `run`, pkg/util/cluster.go `ClusterRegisterOption.Validate`,
+    `CreateOrUpdateClusterObject`), so a Cluster made here would stop it from ever registering.
     """
     mode: SyncMode = sync_mode or member.sync_mode
+    if mode != "Push":
+        raise ValueError(f"{member.name}: a Pull member's Cluster is created by its karmada-agent, not here")
     spec: dict[str, Any] = {"syncMode": mode, "apiEndpoint": member.api_endpoint.rstrip("/")}
     if cluster_id:
         spec["id"] = cluster_id
-    if mode == "Push":
-        spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
-        spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": impersonator_secret_name(member.name)}
+    spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
+    spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": impersonator_secret_name(member.name)}
     spec["provider"] = PROVIDER
     spec["region"] = member.region
     if member.zones:
@@ -277,22 +300,27 @@ def agent_leader_lease(cluster: str) -> str:
 
 
 def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
-    """Hub side of a Pull join: the agent's RBAC, owned by the hub stack, narrower than `karmadactl register`'s.
+    """Hub side of a Pull join: the agent's RBAC, owned by the hub stack, in apply order. Names and shape as
+    `karmadactl register` creates them (pkg/karmadactl/register/register.go `GenerateClusterRole`,
+    `GenerateWorkAccessRole` at v1.18.2), the verbs exactly what the agent's code uses with
+    `--controllers=*,certRotation --report-secrets=None` (docs/upstream-contract.md, karmada-agent RBAC):
 
-    What the agent's code at v1.18.2 uses (cmd/agent/app/agent.go, pkg/util/cluster.go, credential.go, the lease
-    and cert-rotation controllers), with `--report-secrets=None`:
     - `clusters`: list/watch (Validate, cache), create (its own Cluster, which it creates with the right `spec.id`;
-      create cannot be limited by name), get and update on its own name (`CreateOrUpdateClusterObject` updates
-      when the spec it derives from its flags differs; register grants no update), `clusters/status` update;
-      no delete (nothing in the agent deletes its Cluster);
+      a plain create cannot be limited by name), get and update on its own name (CreateOrUpdateClusterObject
+      updates whenever the spec it derives from its flags differs; register grants no update), `clusters/status`
+      update; no delete (nothing in the agent deletes its Cluster);
     - leases: its heartbeat `karmada-cluster/<cluster>` and its leader lock `karmada-system/karmada-agent-<cluster>`
       only (get/update by name, create), instead of register's cluster-wide get/create/update, which let any agent
       overwrite the controllers' leader locks;
-    - CSRs get/create (certRotation), namespaces get (`karmada-cluster` exists), services list/watch, events,
-      interpreter configs read, and Works in `karmada-es-<cluster>`;
-    - no Secrets: nothing is reported, so no member token reaches the hub.
-    `karmada-es-<cluster>` is rendered here (labelled `karmada.io/system`) because the agent's Work Role lives in
-    it; the cluster controller's createExecutionSpace is get-then-create and adopts it.
+    - CSRs get/create: the certRotation controller renews the agent's certificate through the CSR API;
+    - namespaces get (`karmada-cluster` exists), services list/watch, events, interpreter configs read, Works in
+      `karmada-es-<cluster>`; no Secrets: nothing is reported, so no member token reaches the hub.
+
+    The `agent-work` Role/RoleBinding live in `karmada-es-<cluster>`, which the cluster controller creates for
+    every Cluster (get-then-create, so it adopts an existing one) and deletes with it. The agent caches Works in
+    that namespace only and must be allowed there before it starts, so, like `karmadactl register`, this renders
+    the namespace up front: the one object here that a Karmada binary also manages (the contract tests list it
+    as an exception). Remove a Pull member by deleting its Cluster first (docs/runbooks/members.md).
     """
     es = execution_namespace(cluster)
     user = _user_subject(agent_user(cluster))
@@ -427,9 +455,9 @@ def _anti_affinity(labels: dict[str, str], required: bool) -> dict[str, Any]:
 
 
 AGENT_REPLICAS = 2
-"""The agent leader-elects (a Lease in the hub's karmada-system, `agent_leader_lease`), so the second replica is a
-warm standby
-that takes over within the lease duration when the leader's node goes away. More adds nothing. Anti-affinity
+"""The agent leader-elects (Lease `karmada-system/karmada-agent-<cluster>` in the karmada-apiserver), so the
+second replica is a warm standby that takes over within the lease duration when the leader's node goes away.
+More adds nothing. Anti-affinity
 is preferred, not required: members may have a single schedulable node, and a hard rule there would leave the
 standby pending and block the rolling update; maxSurge 0 / maxUnavailable 1 rolls one pod at a time for the
 same reason, and the PodDisruptionBudget keeps one through node drains."""
@@ -480,13 +508,16 @@ def restart_args() -> list[str]:
 
 
 def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, Any]]:
-    """Member: the join's own service account, allowed only its two Secrets, the script, and the Job.
+    """Member: the join's own service account (get both Secrets, update the kubeconfig, delete the bootstrap copy,
+    create: a create cannot be limited by name), the script, and the Job.
 
     A new `generation` (joinGeneration) or script changes the Job's template, so Pulumi replaces it and it runs
     again (and exits at once while the member's credential is still good)."""
-    secrets = [AGENT_KUBECONFIG_SECRET, AGENT_BOOTSTRAP_SECRET]
-    rules = [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": secrets,
-              "verbs": ["get", "update", "delete"]},
+    secret = lambda names, verbs: {"apiGroups": [""], "resources": ["secrets"], "resourceNames": names,  # noqa: E731
+                                   "verbs": verbs}
+    rules = [secret([AGENT_KUBECONFIG_SECRET, AGENT_BOOTSTRAP_SECRET], ["get"]),
+             secret([AGENT_KUBECONFIG_SECRET], ["update"]),  # a stale kubeconfig is replaced
+             secret([AGENT_BOOTSTRAP_SECRET], ["delete"]),  # the token's member copy, once joined
              {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]
     job = {
         "apiVersion": "batch/v1", "kind": "Job",
@@ -583,6 +614,9 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         "imagePullPolicy": "IfNotPresent",
                         "command": ["/bin/karmada-agent"],
                         "args": list(args),
+                        # agent_args binds its health and metrics listeners to $(POD_IP); kubelet expands
+                        # $(VAR) only from the container's env and leaves an undefined one as literal text,
+                        # on which controller-runtime's listener fails and the agent exits.
                         "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
                         "ports": [
                             {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},

@@ -44,7 +44,7 @@ def member_is_joined(member: KubeApi, now: dt.datetime) -> bool:
     from cryptography import x509
 
     secret = member.get(secret_path(docs.AGENT_NAMESPACE, docs.AGENT_KUBECONFIG_SECRET))
-    encoded = ((secret or {}).get("data") or {}).get(docs.AGENT_KUBECONFIG_SECRET)
+    encoded = ((secret or {}).get("data") or {}).get(docs.AGENT_KUBECONFIG_KEY)
     if not encoded:
         return False
     try:

@@ -12,7 +12,8 @@ reach a listener (`external`). From the declarations alone:
 
 Adding a workload (or a new connection) is declaring it here-shaped in its own domain and listing it in
 `components/trust/network_policy.py`; `tests/test_network_policies.py` computes, from the rendered policies,
-who may reach what, and fails on any rendered pod or container port nobody declared.
+who may reach what, and fails on any rendered pod or container port nobody declared; `tests/contract/test_flows.py`
+fails when the declarations and the workload's runtime contract (listeners, connections) disagree.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 The one list of every workload the hub's host cluster runs in a policed namespace (`host_workloads`): each
 domain declares its own (`karmada/network.py`, `traffic/docs.py`, `traffic/refresher_docs.py`,
-`operations/etcd_backup_docs.py`); a new workload adds its declaration there and one line here.
+`traffic/failover_docs.py`, `operations/etcd_backup_docs.py`); a new workload adds its declaration there and
+one line here.
 `tests/test_network_policies.py` fails for a rendered pod in these namespaces that nobody declared.
 
 k3s enforces NetworkPolicy with its embedded kube-router controller (on unless `--disable-network-policy`,
@@ -24,7 +25,7 @@ from components.kube import flows
 from components.kube.objects import apply
 from components.operations import etcd_backup_docs
 from components.traffic import docs as traffic_docs
-from components.traffic import refresher_docs
+from components.traffic import failover_docs, refresher_docs
 
 POLICED_NAMESPACES = (flags.NAMESPACE, traffic_docs.EXTERNAL_DNS_NAMESPACE)
 
@@ -39,11 +40,12 @@ def apiserver_clients(config: FleetConfig) -> list[str]:
 
 
 def host_workloads(config: FleetConfig, estimator_members: Sequence[str]) -> list[flows.Workload]:
-    workloads = control_plane_workloads(apiserver_clients(config), estimator_members)
+    workloads = control_plane_workloads(apiserver_clients(config), estimator_members,
+                                        descheduler=config.karmada.descheduler_enabled)
     if config.karmada.etcd.backup is not None:
         workloads.append(etcd_backup_docs.flows())
     if config.dns is not None:
-        workloads += [traffic_docs.external_dns_flows(), refresher_docs.flows()]
+        workloads += [traffic_docs.external_dns_flows(), refresher_docs.flows(), failover_docs.flows()]
     return workloads
 
 

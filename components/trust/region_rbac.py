@@ -13,7 +13,9 @@ karmada-apiserver
   - the bootstrap-token Secret `kube-system/bootstrap-token-<id>` of each of its Pull members (PullJoin).
 host (k3s)
   - the `karmada-scheduler-estimator-<member>-member-kubeconfig` Secret of each estimator member (the
-    estimator Deployments and their serving certificates are the hub's).
+    estimator Deployments and their serving certificates are the hub's);
+  - the region ConfigMap `external-dns/traffic-region-<region>` (its load balancer's address and members, which
+    the failover controller probes), when the fleet has DNS and the region has members.
 
 Verbs are what Pulumi's server-side apply uses: get (refresh), create and patch (an apply PATCH that creates
 is also authorized as `create` *with the name*: k8s.io/apiserver v0.35.3 `endpoints/handlers/patch.go`, which is
@@ -33,6 +35,7 @@ from components.karmada import flags, manifests
 from components.karmada.pki_spec import estimator_service_name
 from components.operations.region_intents import RegionIntent
 from components.traffic import docs as traffic
+from components.traffic import failover_docs as failover
 
 VERBS = ("get", "list", "watch", "create", "patch", "delete")
 BOOTSTRAP_NAMESPACE = "kube-system"
@@ -58,7 +61,8 @@ class Grant:
 
 
 _PLURAL = {"PropagationPolicy": "propagationpolicies", "OverridePolicy": "overridepolicies",
-           "FederatedResourceQuota": "federatedresourcequotas", "Secret": "secrets", "Namespace": "namespaces"}
+           "FederatedResourceQuota": "federatedresourcequotas", "Secret": "secrets", "Namespace": "namespaces",
+           "ConfigMap": "configmaps"}
 
 
 def _grant(obj: dict[str, Any]) -> Grant:
@@ -69,7 +73,7 @@ def _grant(obj: dict[str, Any]) -> Grant:
 
 def karmada_grants(intent: RegionIntent) -> list[Grant]:
     config = intent.config
-    grants = [_grant(p) for p in fleet.tenant_policies(config)]
+    grants = [_grant(p) for _, p, _ in fleet.tenant_policies(config)]
     members = intent.members
     if members:
         override = traffic.ingress_status_overrides(traffic.INGRESS_NAMESPACE, traffic.INGRESS_CONTROLLER,
@@ -87,9 +91,11 @@ def karmada_grants(intent: RegionIntent) -> list[Grant]:
 
 
 def host_grants(intent: RegionIntent) -> list[Grant]:
-    return sorted(Grant("", "secrets", flags.NAMESPACE,
-                        estimator_service_name(m.name) + manifests.MEMBER_KUBECONFIG_SUFFIX)
-                  for m in intent.members if m.scheduler_estimator)
+    grants = [Grant("", "secrets", flags.NAMESPACE, estimator_service_name(m.name) + manifests.MEMBER_KUBECONFIG_SUFFIX)
+              for m in intent.members if m.scheduler_estimator]
+    if intent.members and intent.config.dns is not None:
+        grants.append(_grant(failover.region_configmap(intent.region, "192.0.2.1", [m.name for m in intent.members])))
+    return sorted(grants)
 
 
 def _rbac(user: str, grants: Sequence[Grant]) -> list[dict[str, Any]]:
