@@ -29,7 +29,7 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import rpc
-from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.mocks import MockMonitor, MockResourceArgs, _ensure_event_loop, _resolve_callbacks
 from pulumi.runtime.proto import resource_pb2
 
 from components.config import PROJECT
@@ -114,13 +114,19 @@ class RecordingMonitor(MockMonitor):
         return _engine_urn(parent, type_, name)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """MockMonitor.RegisterResource, with the inputs deserialized once for both the mocks and the record,
+        and the state serialized once, after the engine's secret marking."""
+        urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:pulumi:Stack":
-            return super().RegisterResource(request)
-        secret_outputs = list(request.additionalSecretOutputs)
-        response = super().RegisterResource(request)
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        _ensure_event_loop()  # deserializing resource references needs a loop on this worker thread
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
-        urn = response.urn
-        state = self.resources[urn].state
+        rid, state = self.mocks.new_resource(MockResourceArgs(
+            typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
+            resource_id=request.importId, custom=request.custom or False,
+            transforms=_resolve_callbacks(request.transforms),
+        ))
+        secret_outputs = list(request.additionalSecretOutputs)
         if secret_outputs and request.type.startswith(_SECRET_SOURCES):
             with self._lock:
                 for key in secret_outputs:
@@ -128,10 +134,8 @@ class RecordingMonitor(MockMonitor):
             # The engine marks these outputs secret; the mock monitor does not, so do it here.
             state = {k: ({**SECRET_SIG, "value": v} if k in secret_outputs and not rpc.is_rpc_secret(v) else v)
                      for k, v in state.items()}
-            self.resources[urn] = MockMonitor.ResourceRegistration(urn, self.resources[urn].id, state)
-            response = resource_pb2.RegisterResourceResponse(
-                urn=urn, id=response.id, object=_serialize(state)
-            )
+        self.resources[urn] = MockMonitor.ResourceRegistration(urn, rid, state)
+        response = resource_pb2.RegisterResourceResponse(urn=urn, id=rid, object=_serialize(state))
         options = {}
         for name in _OPTION_FIELDS:
             value = getattr(request, name, None)
