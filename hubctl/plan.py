@@ -78,6 +78,8 @@ class Plan:
     secret_values: set[str] = field(default_factory=set, repr=False)
     raw_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
     """Unredacted stack outputs, in memory only (they stand in for StackReference reads offline)."""
+    written: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Each record's inputs as the files show them (`written_inputs`), redacted once per record."""
 
     def by_type(self, typ: str) -> list[Record]:
         return [r for r in self.records if r.type == typ]
@@ -314,6 +316,21 @@ def _object_sort_key(obj: dict[str, Any]) -> tuple[int, str, str, str]:
     return order, kind, meta.get("namespace", ""), meta.get("name", "")
 
 
+def written_inputs(plan: Plan, record: Record) -> Any:
+    """A record's inputs as plan.json and the manifests show them (Kubernetes objects by `kubernetes_object`,
+    everything else by `_redact`), computed once per record: plan.json, the manifests and the summary share it."""
+    try:
+        return plan.written[record.urn]
+    except KeyError:
+        pass
+    if record.type.startswith("kubernetes:") and record.custom:
+        shown = kubernetes_object(record)
+    else:
+        shown = _redact(record.inputs)
+    plan.written[record.urn] = shown
+    return shown
+
+
 def manifests(plan: Plan) -> dict[str, list[dict[str, Any]]]:
     """Kubernetes objects per target API server."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -323,7 +340,7 @@ def manifests(plan: Plan) -> dict[str, list[dict[str, Any]]]:
         if record.type.startswith("pulumi:providers:") or not record.custom:
             continue
         target = k8s_target(record.provider) or "unknown"
-        out.setdefault(target, []).append(kubernetes_object(record))
+        out.setdefault(target, []).append(written_inputs(plan, record))
     return {t: sorted(objs, key=_object_sort_key) for t, objs in sorted(out.items())}
 
 
@@ -343,7 +360,7 @@ def cloud_init_documents(plan: Plan) -> dict[str, str]:
 def plan_document(plan: Plan) -> dict[str, Any]:
     resources = []
     for r in plan.records:
-        inputs = kubernetes_object(r) if r.type.startswith("kubernetes:") and r.custom else _redact(r.inputs)
+        inputs = written_inputs(plan, r)
         if isinstance(inputs, dict):
             inputs = {k: v for k, v in inputs.items() if k != "__provider"}
         resources.append({
@@ -365,14 +382,47 @@ def _secret_needles(values: Iterable[str]) -> set[str]:
     return needles
 
 
+class _SecretIndex:
+    """Finds any of many secret strings in a text in one pass, in time linear in the text and the secrets.
+
+    Secrets of at least `LONG` characters (keys, certificates' keys, most tokens) are found through a sampled
+    grid: every occurrence of such a secret covers a position that is a multiple of `STEP`, where some
+    `WINDOW`-character slice of the secret (at one of `STEP` offsets, all indexed) starts; each grid position
+    is one dictionary lookup, and a hit is confirmed by comparing the whole secret there. The few shorter
+    secrets are searched for one by one."""
+
+    WINDOW = 12
+    STEP = 32
+    LONG = STEP + WINDOW - 1
+
+    def __init__(self, needles: Iterable[str]) -> None:
+        self.short: list[str] = []
+        self.windows: dict[str, list[tuple[str, int]]] = {}
+        for needle in needles:
+            if len(needle) < self.LONG:
+                self.short.append(needle)
+                continue
+            for offset in range(self.STEP):
+                self.windows.setdefault(needle[offset:offset + self.WINDOW], []).append((needle, offset))
+
+    def found_in(self, content: str) -> bool:
+        if any(needle in content for needle in self.short):
+            return True
+        windows, width = self.windows, self.WINDOW
+        for pos in range(0, len(content) - width + 1, self.STEP):
+            hits = windows.get(content[pos:pos + width])
+            if hits and any(pos >= offset and content.startswith(needle, pos - offset) for needle, offset in hits):
+                return True
+        return False
+
+
 def assert_no_secrets(files: dict[str, str], secret_values: Iterable[str]) -> None:
-    needles = _secret_needles(secret_values)
+    index = _SecretIndex(_secret_needles(secret_values))
     for path, content in files.items():
         if "PRIVATE KEY-----" in content:
             raise SecretLeak(f"refusing to write {path}: it contains a private key")
-        for needle in needles:
-            if needle in content:
-                raise SecretLeak(f"refusing to write {path}: it contains a secret value")
+        if index.found_in(content):
+            raise SecretLeak(f"refusing to write {path}: it contains a secret value")
 
 
 def render_files(plan: Plan) -> dict[str, str]:
