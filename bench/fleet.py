@@ -47,6 +47,13 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this whole process so far (all threads, imports included): steadier than wall time on a
+    shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _child_plan(program: Path, stack: str, out: Path, record_path: Path) -> dict[str, Any]:
     """`hubctl plan` in this process, timed; then the recorded registrations to `record_path`."""
     sys.path.insert(0, str(program))
@@ -64,14 +71,14 @@ def _child_plan(program: Path, stack: str, out: Path, record_path: Path) -> dict
     start = time.perf_counter()
     rc = cli.main(["plan", stack, "--out", str(out), "--quiet"])
     seconds = time.perf_counter() - start
-    rss = _rss_mib()
+    rss, cpu = _rss_mib(), _cpu_seconds()
     if rc != 0:
         raise SystemExit(f"hubctl plan {stack} exited {rc}")
     plan = captured["plan"]
     registrations = replay_order(plan.records)
     with record_path.open("wb") as fh:
         pickle.dump(registrations, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    return {"seconds": seconds, "rss_mib": rss, "resources": len(plan.records)}
+    return {"seconds": seconds, "cpu": cpu, "rss_mib": rss, "resources": len(plan.records)}
 
 
 def replay_order(records: list[Any]) -> list[dict[str, Any]]:
@@ -178,7 +185,7 @@ def _child_replay(record_path: Path, gc_policy: str) -> dict[str, Any]:
         program()
     seconds = time.perf_counter() - start
     loop.close()
-    return {"seconds": seconds, "rss_mib": _rss_mib(), "resources": len(registrations)}
+    return {"seconds": seconds, "cpu": _cpu_seconds(), "rss_mib": _rss_mib(), "resources": len(registrations)}
 
 
 # ------------------------------------------------------------------------------------------- parent

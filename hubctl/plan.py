@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import gc
 import json
 import os
 import runpy
 import shutil
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,6 +193,32 @@ def _serialize(state: dict[str, Any]) -> Any:
 # ------------------------------------------------------------------------------------------ running
 
 
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """CPython's cyclic collector kept off the heap that is already there, and rarely run, while the program runs.
+
+    Registering a resource allocates thousands of containers (Outputs, futures, protobuf conversions), and with
+    the default thresholds the collector walks them again and again: a quarter of a 300-member plan. Here
+    everything alive before the run is frozen (never scanned), young collections run every `YOUNG`
+    allocations instead of 700 (the SDK's resource <-> Output cycles are still freed as the run goes, so
+    memory stays flat, unlike with the collector off), and no full collection runs until the previous
+    settings are back."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*QUIET_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+QUIET_GC_THRESHOLD = (50_000, 20, 1_000)
+"""Young collections every 50,000 allocations, middle ones every 20 of those, full ones effectively never
+(measured at 100 members: -30 % CPU against the defaults, peak memory unchanged; the collector off entirely
+saved no more and took 12 % more memory)."""
+
+
 def run_program(
     repo: Path,
     stack: StackConfig,
@@ -217,7 +245,8 @@ def run_program(
                 sys.path.remove(str(repo))
             return _collect_exports(exports)
 
-        program()
+        with quiet_gc():
+            program()
     finally:
         pulumi.runtime.set_all_config({}, [])
         pulumi.runtime.settings.reset_options()
@@ -436,7 +465,8 @@ def render_files(plan: Plan) -> dict[str, str]:
 
 
 def write_plan(plan: Plan, out_dir: Path) -> dict[str, str]:
-    files = render_files(plan)
+    with quiet_gc():
+        files = render_files(plan)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     for rel, content in files.items():

@@ -3,10 +3,13 @@
 - the secret scan is one pass per file whatever the number of secrets (`_SecretIndex`), and still finds a
   secret wherever it sits;
 - each record is redacted once, however many files and tables show it (`written_inputs`);
+- the collector is quiet while the program runs (`quiet_gc`) and restored afterwards.
+- the collector is quiet while the program runs (`quiet_gc`) and restored afterwards.
 """
 
 from __future__ import annotations
 
+import gc
 import random
 import string
 from typing import Any
@@ -76,3 +79,14 @@ def test_each_record_is_redacted_once(rendered_dev: Any, monkeypatch: pytest.Mon
     assert calls, "no Kubernetes object was rendered"
     assert max(calls.values()) == 1, sorted((n, u) for u, n in calls.items() if n > 1)[:3]
     assert real_redact is plan_mod._redact
+
+
+def test_quiet_gc_restores_the_collector() -> None:
+    before = gc.get_threshold()
+    with plan_mod.quiet_gc():
+        assert gc.get_threshold() == plan_mod.QUIET_GC_THRESHOLD != before
+        assert gc.get_freeze_count() > 0, "what was alive before the run is frozen"
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError), plan_mod.quiet_gc():
+        raise RuntimeError("the program failed")
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
