@@ -4,7 +4,6 @@
   secret wherever it sits;
 - each record is redacted once, however many files and tables show it (`written_inputs`);
 - the collector is quiet while the program runs (`quiet_gc`) and restored afterwards.
-- the collector is quiet while the program runs (`quiet_gc`) and restored afterwards.
 """
 
 from __future__ import annotations
