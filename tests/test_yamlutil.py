@@ -78,3 +78,29 @@ def test_load_reads_what_safe_load_reads() -> None:
     assert yamlutil.load(text) == yaml.safe_load(text)
     with pytest.raises(yaml.YAMLError):
         yamlutil.load("a: [1, 2\nb: 3")
+
+
+def test_directly_built_nodes_match_the_representer() -> None:
+    """`_node` stands in for SafeRepresenter: every scalar kind, look-alike strings, empty containers."""
+    strings = ["", " lead", "trail ", "yes", "no", "on", "null", "~", "1", "-1", "0x1f", "1.5", "1e3", ".inf",
+               "2026-12-01", "a: b", "- x", "#c", "@x", "`x", "multi\nline", "multi\nline \n", "tab\tx", "ümlaut",
+               "quote'", 'dq"', "*alias", "&anchor", "!tag", "%x", "{x}", "[x]"]
+    doc = {
+        "strings": strings, "ints": [0, -3, 2**70], "bools": [True, False], "none": None,
+        "empty": {"map": {}, "seq": []}, "nested": [[{"a": [1, {"b": None}]}]],
+        **{s: s for s in strings if s},
+    }
+    assert yamlutil._c_dump(doc) == yamlutil.dump_python(doc) if yamlutil._CDumper else True
+    assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+
+
+@pytest.mark.parametrize("doc", [
+    {"shared": (_s := {"x": 1}), "again": _s},  # the representer anchors it: &id001 / *id001
+    {"float": 1.5, "big": 1e17, "nan": float("nan")},
+    {"tuple": (1, 2)},
+    {2: "int key", None: "null key", True: "bool key"},
+])
+def test_anything_else_goes_through_the_representer(doc: Any) -> None:
+    assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+    if yamlutil._CDumper is not None and not all(isinstance(k, str) for k in doc):
+        assert yamlutil._c_dump(doc) == yamlutil.dump_python(doc)
