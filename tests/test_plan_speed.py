@@ -3,7 +3,8 @@
 - the secret scan is one pass per file whatever the number of secrets (`_SecretIndex`), and still finds a
   secret wherever it sits;
 - each record is redacted once, however many files and tables show it (`written_inputs`);
-- the collector is quiet while the program runs (`quiet_gc`) and restored afterwards.
+- the collector is quiet while the program runs (`quiet_gc`) and restored afterwards;
+- the SDK does not walk the Python stack for source positions nobody reads (`no_source_positions`).
 """
 
 from __future__ import annotations
@@ -89,3 +90,16 @@ def test_quiet_gc_restores_the_collector() -> None:
     with pytest.raises(RuntimeError), plan_mod.quiet_gc():
         raise RuntimeError("the program failed")
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_no_source_positions_only_while_the_program_runs() -> None:
+    from pulumi.runtime import resource as sdk_resource
+
+    original = sdk_resource._get_stack_trace
+    with plan_mod.no_source_positions():
+        assert sdk_resource._get_stack_trace is not original
+        assert len(sdk_resource._get_stack_trace().frames) == 0
+    assert sdk_resource._get_stack_trace is original
+    with pytest.raises(RuntimeError), plan_mod.no_source_positions():
+        raise RuntimeError("the program failed")
+    assert sdk_resource._get_stack_trace is original
