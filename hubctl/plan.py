@@ -36,6 +36,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from components.config import PROJECT
 from components.kube.yamlutil import dump
+from hubctl import providers
 from hubctl.mocks import SECRET_SIG, PlanMocks, unwrap
 from hubctl.stackfile import StackConfig
 
@@ -67,6 +68,8 @@ class Record:
     options: dict[str, Any]
     custom: bool
     outputs: Any = None
+    version: str = ""
+    """The provider plugin version the SDK asked for (names the package's default provider)."""
 
 
 @dataclass
@@ -160,6 +163,7 @@ class RecordingMonitor(MockMonitor):
             options=options,
             custom=bool(request.custom),
             outputs=state,
+            version=request.version,
         )
         with self._lock:
             self.records[urn] = record
@@ -173,7 +177,7 @@ class RecordingMonitor(MockMonitor):
             provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
             dependencies=sorted(set(request.dependencies)),
             inputs={"id": request.id}, options={"read": True}, custom=True,
-            outputs=self.resources[response.urn].state,
+            outputs=self.resources[response.urn].state, version=request.version,
         )
         with self._lock:
             self.records[response.urn] = record
@@ -277,7 +281,8 @@ def run_program(
             os.environ.pop("KARMADA_HUB_OFFLINE", None)
         else:
             os.environ["KARMADA_HUB_OFFLINE"] = old_env
-    records = sorted(monitor.records.values(), key=lambda r: r.urn)
+    records = providers.complete(list(monitor.records.values()), stack.stack, PROJECT, stack.config,
+                                 stack.secret_keys, Record)
     secret_values = set(monitor.generated_secrets)
     secret_values |= {stack.config[k] for k in stack.secret_keys}
     outputs = {k: (REDACTED if s else _redact(v)) for k, (v, s) in sorted(exports.items())}
