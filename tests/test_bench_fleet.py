@@ -7,31 +7,16 @@ The benchmark itself (timings, ratios) is not part of the suite: `python -m benc
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 import pytest
-import yaml
 
 from bench import fleet, fleet_stack
 from tests.support.tools import REPO
 
 
 def _stack_config(members: int) -> Any:
-    """The generated stack as `hubctl plan` reads it (hubctl.stackfile's rules, without a file in stacks/)."""
-    from hubctl.stackfile import StackConfig, placeholder
-
-    doc = yaml.safe_load(fleet_stack.render(members))
-    config: dict[str, str] = {}
-    secrets = []
-    for key, value in doc["config"].items():
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            config[key] = placeholder(key)
-            secrets.append(key)
-        else:
-            config[key] = value if isinstance(value, str) else json.dumps(value)
-    return StackConfig(stack=fleet_stack.stack_name(members), path=REPO / "stacks" / "generated.yaml",
-                       config=config, secret_keys=tuple(sorted(secrets)))
+    return fleet_stack.stack_config(members)
 
 
 @pytest.fixture(scope="module")
