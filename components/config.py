@@ -277,6 +277,18 @@ class PkiConfig(Model):
         return self
 
 
+class EstimatorConfig(Model):
+    """The pods of each member's scheduler-estimator on the hub (members with `schedulerEstimator: true`): at
+    fleet scale they are most of what the hub runs (docs/fleet-scale.md)."""
+
+    replicas: int = Field(default=2, ge=1, le=3)
+    """Two keep estimates through a hub server loss. One halves the footprint; while it is rescheduled the
+    scheduler falls back to its general estimate (Karmada pkg/scheduler/core/util.go calAvailableReplicas
+    skips an estimator that errs)."""
+    cpu: str = Field(default="100m", pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$")
+    memory: str = Field(default="128Mi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+
+
 class KarmadaConfig(Model):
     version: str = versions.KARMADA_VERSION
     replicas: ReplicaConfig = ReplicaConfig()
@@ -285,6 +297,7 @@ class KarmadaConfig(Model):
     scheduler_estimators: bool = False
     """The scheduler asks per-member scheduler-estimators for available replicas (members opt in with
     `schedulerEstimator: true`; the hub's stack turns the scheduler side on, so prod-hub sets this)."""
+    estimator: EstimatorConfig = EstimatorConfig()
 
     @field_validator("version")
     @classmethod
@@ -321,6 +334,9 @@ class IngressConfig(Model):
     """Where the member's ingress controller listens, for the regional load balancer."""
 
     node_selector: str = "node-role.kubernetes.io/ingress=true"
+    servers: int = Field(default=3, ge=1, le=1000)
+    """Hetzner servers the member's LB label selector matches (for CAPH members: every worker of the cluster).
+    Hetzner counts each as one target of the region's load balancer, whose type caps them."""
     http_node_port: int = Field(default=30080, ge=30000, le=32767)
     https_node_port: int = Field(default=30443, ge=30000, le=32767)
 

@@ -277,7 +277,11 @@ estimates available through a hub node loss."""
 MEMBER_KUBECONFIG_SUFFIX = "-member-kubeconfig"
 
 
-def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS) -> Workload:
+ESTIMATOR_REQUESTS = {"cpu": "100m", "memory": "128Mi"}
+
+
+def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS,
+                                 requests: Mapping[str, str] = ESTIMATOR_REQUESTS) -> Workload:
     """One member's karmada-scheduler-estimator on the host cluster, as the scheduler expects to find it:
     named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
     the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
@@ -290,7 +294,7 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
         ports={"grpc": flags.ESTIMATOR_PORT, "metrics": 8080, "health": ESTIMATOR_HEALTH_PORT},
         liveness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", initial_delay=15),
         readiness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", period=5),
-        requests={"cpu": "100m", "memory": "128Mi"}, kubeconfig=False,
+        requests=dict(requests), kubeconfig=False,
         extra_volumes=[{"name": "member-kubeconfig", "secret": {
             "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,
             "items": [{"key": kube_file, "path": kube_file}]}}],
