@@ -24,12 +24,23 @@ def member_name(index: int) -> str:
 
 
 def hub_sizing(members: int) -> tuple[str, int]:
-    """(server type, servers) for a hub with `members` estimators (2 pods each)."""
+    """(server type, servers) of a hub that holds `members` scheduler-estimators of 2 x 100m/128Mi with the
+    control plane (operations/capacity.py: the smallest such hub, rounded to one type per size band)."""
     if members <= 30:
         return "cx33", 3
     if members <= 100:
         return "cx43", 5
-    return "cx53", 9
+    return "cx53", 7
+
+
+INGRESS_SERVERS = 1
+"""Hetzner servers each member's LB selector matches: one ingress server per member keeps 100 members of a
+region under lb31's 150 targets (operations/capacity.py counts every matched server)."""
+
+
+def lb_type(members_in_region: int) -> str:
+    targets = members_in_region * INGRESS_SERVERS
+    return "lb11" if targets <= 25 else "lb21" if targets <= 75 else "lb31"
 
 
 def members_per_region(members: int) -> int:
@@ -42,7 +53,7 @@ def stack(members: int) -> dict[str, Any]:
         raise ValueError(f"a generated fleet has at least one member per region ({len(REGIONS)})")
     names = [member_name(i) for i in range(members)]
     server_type, servers = hub_sizing(members)
-    lb_type = "lb11" if members_per_region(members) <= 20 else "lb31"
+    region_lb = lb_type(members_per_region(members))
     member_docs = []
     for i, name in enumerate(names):
         region = list(REGIONS)[i % len(REGIONS)]
@@ -56,6 +67,7 @@ def stack(members: int) -> dict[str, Any]:
             "credentials": {"source": "capi", "cluster": name, "namespace": "fleet"},
             "labels": {"tier": "standard" if i % 3 else "premium"},
             "schedulerEstimator": True,
+            "ingress": {"servers": INGRESS_SERVERS},
         })
     weighted = names[: min(6, members)]
     quota_members = names[:2]
@@ -95,7 +107,7 @@ def stack(members: int) -> dict[str, Any]:
             "schedulerEstimators": True,
         },
         "karmada-hub:regions": {
-            region: {"location": location, "loadBalancerType": lb_type,
+            region: {"location": location, "loadBalancerType": region_lb,
                      "healthCheck": {"interval": 5, "timeout": 3, "retries": 2},
                      "networkCidr": f"10.{10 * (i + 1)}.0.0/16", "networkId": 4711001 + i}
             for i, (region, location) in enumerate(REGIONS.items())

@@ -133,7 +133,8 @@ class SshKeyConfig(Model):
 class HubConfig(Model):
     name: DnsLabel = "karmada-hub"
     locations: list[str] = Field(default=["fsn1", "nbg1", "hel1"], min_length=1)
-    server_type: str = "cx23"
+    server_type: str = "cx33"
+    """The smallest current type that holds the control plane with k3s (cx23: 4 GB cannot; docs/fleet-scale.md)."""
     servers: int = 3
     image: str = "ubuntu-24.04"
     k3s_version: str = versions.K3S_VERSION

@@ -11,6 +11,7 @@ from typing import Any
 
 from components import versions
 from components.config import ConfigError, FleetConfig
+from components.operations import capacity, names
 from components.operations.budget import check_rto, failover_budget
 from components.operations.skew import skew_rows
 
@@ -25,23 +26,28 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    names.check(config, stack_file)
+    capacity.check(config, stack_file)
 
 
 def hub_contract(config: FleetConfig) -> dict[str, Any]:
     """What a hub stack promises its region stacks (exported as `fleetContract`): the values a region must
-    agree with but cannot read from its own config."""
+    agree with but cannot read from its own config, and what the hub's servers have left for the
+    scheduler-estimators region stacks run there."""
     dns = config.dns
     return {
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds},
+        "hubCapacity": capacity.headroom(config),
     }
 
 
 def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str) -> None:
     """A region stack against its hub's `fleetContract`: agents within the control plane's skew, estimators
-    only if the hub's scheduler asks them, and the budget's DNS terms equal to what the hub's external-dns does."""
+    only if the hub's scheduler asks them and its servers have room for them, and the budget's DNS terms equal to
+    what the hub's external-dns does."""
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
 
@@ -58,6 +64,7 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if wants and not contract.get("schedulerEstimators"):
         raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "
                    "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    capacity.check_estimators_fit(config, contract.get("hubCapacity"), stack_file, hub_stack)
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
