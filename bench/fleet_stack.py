@@ -1,19 +1,21 @@
 """Generated all-in-one stacks of N members: the fleet-size benchmark's input (and its smoke test's).
 
 Three regions in eu-central, members alternating Push and Pull across them, every member with a
-scheduler-estimator, four tenants (Duplicated with a region preference, Divided by static weights,
-Divided by dynamic weights, one with a fleet-wide quota), the dev stack's hub, DNS, backups and
-failover profile. Deterministic: the same N always gives the same bytes.
+scheduler-estimator and one ingress server, the dev stack's four tenants (its placement options, quota, state
+stories), Karmada settings, DNS, backups and failover profile, and a hub sized to hold the fleet.
+Deterministic: the same N (and the same dev stack) always gives the same bytes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+REPO = Path(__file__).resolve().parent.parent
+
 REGIONS = {"eu-fsn": "fsn1", "eu-hel": "hel1", "eu-nbg": "nbg1"}
-SSH_KEY = ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBgX0qZk3pXyqJpQ8mW5Jm9r0hX8yA1u1n3Tz2tQe4jL platform-oncall")
 _PLACEHOLDER = "v1:QmZNxFleet0Placeholder0000000000==:dGhpcyBpcyBub3QgYSByZWFsIGNpcGhlcnRleHQ="
 SECRETS = ("capiKubeconfig", "hetznerDnsToken", "etcdBackupAccessKey", "etcdBackupSecretKey")
 
@@ -47,65 +49,62 @@ def members_per_region(members: int) -> int:
     return -(-members // len(REGIONS))
 
 
+def _dev() -> dict[str, Any]:
+    """The dev stack's config: the generated fleets take its hub, Karmada, tenants, DNS and failover profile, so
+    they follow whatever the example stack shows."""
+    return yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())["config"]
+
+
+def _tenants(dev: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    """dev's tenants, their member names (quota assignments, weights) mapped onto the first member of the same
+    region in the generated fleet."""
+    first = {region: next(n for n in names if n.startswith(region)) for region in REGIONS}
+    mapping = {"dev-fsn1-a": first["eu-fsn"], "dev-hel1-a": first["eu-hel"]}
+    text = yaml.safe_dump(dev["karmada-hub:tenants"], sort_keys=False)
+    for old, new in mapping.items():
+        text = text.replace(old, new)
+    return yaml.safe_load(text)
+
+
 def stack(members: int) -> dict[str, Any]:
     """The stack file (as a YAML-ready dict) of an all-in-one fleet with `members` members."""
     if members < len(REGIONS):
         raise ValueError(f"a generated fleet has at least one member per region ({len(REGIONS)})")
+    dev = _dev()
     names = [member_name(i) for i in range(members)]
     server_type, servers = hub_sizing(members)
     region_lb = lb_type(members_per_region(members))
     member_docs = []
     for i, name in enumerate(names):
         region = list(REGIONS)[i % len(REGIONS)]
-        member_docs.append({
+        push = i % 2 == 0
+        doc: dict[str, Any] = {
             "name": name,
             "region": region,
             "zones": [REGIONS[region]],
-            "syncMode": "Push" if i % 2 == 0 else "Pull",
-            "kubernetesVersion": "v1.33.4" if i % 2 == 0 else "v1.34.1",
+            "syncMode": "Push" if push else "Pull",
+            "kubernetesVersion": "v1.33.4" if push else "v1.34.1",
             "apiEndpoint": f"https://{name}.k8s.fleet.example.com:6443",
             "credentials": {"source": "capi", "cluster": name, "namespace": "fleet"},
-            "labels": {"tier": "standard" if i % 3 else "premium"},
             "schedulerEstimator": True,
             "ingress": {"servers": INGRESS_SERVERS},
-        })
-    weighted = names[: min(6, members)]
-    quota_members = names[:2]
-    tenants = [
-        {"name": "shop", "namespace": "shop",
-         "placement": {"replicaScheduling": "Duplicated", "preferredRegions": ["eu-fsn", "eu-hel"],
-                       "spreadByRegion": True, "minRegions": 2}},
-        {"name": "search", "namespace": "search",
-         "placement": {"replicaScheduling": "Divided", "weighting": "static",
-                       "weights": {n: 1 + i % 3 for i, n in enumerate(weighted)}, "preferredRegions": ["eu-fsn"]}},
-        {"name": "media", "namespace": "media",
-         "placement": {"replicaScheduling": "Divided", "weighting": "dynamic", "spreadByRegion": True,
-                       "minRegions": 1}},
-        {"name": "ledger", "namespace": "ledger",
-         "placement": {"replicaScheduling": "Duplicated", "preferredRegions": ["eu-hel"]},
-         "quota": {"overall": {"cpu": "40", "memory": "80Gi"},
-                   "staticAssignments": [{"cluster": n, "hard": {"cpu": "10", "memory": "20Gi"}}
-                                         for n in quota_members],
-                   "enforce": True}},
-    ]
+        }
+        if push:  # a Pull member's Cluster is created by its agent, which sets no labels
+            doc["labels"] = {"tier": "standard" if i % 3 else "premium"}
+        member_docs.append(doc)
+    hub = {**dev["karmada-hub:hub"], "name": f"karmada-hub-fleet{members}", "serverType": server_type,
+           "servers": servers, "apiDnsName": "api.hub.fleet.example.com",
+           "loadBalancer": {"type": "lb21", "location": "fsn1"}}
+    karmada = dict(dev["karmada-hub:karmada"])
+    karmada["etcd"] = {**karmada["etcd"], "storageSize": "20Gi",
+                       "backup": {**karmada["etcd"]["backup"], "bucket": "karmada-hub-fleet-backups"}}
+    failover = {k: v for k, v in dev["karmada-hub:failover"].items() if k != "rtoSeconds"}
     config: dict[str, Any] = {
         "pulumi:disable-default-providers": ["kubernetes"],
         "hcloud:pollInterval": "1s",
         "karmada-hub:role": "all-in-one",
-        "karmada-hub:hub": {
-            "name": f"karmada-hub-fleet{members}", "locations": ["fsn1", "nbg1", "hel1"],
-            "serverType": server_type, "servers": servers, "apiDnsName": "api.hub.fleet.example.com",
-            "sshKeys": [{"name": "platform-oncall", "publicKey": SSH_KEY}],
-            "firewall": {"sshCidrs": ["198.51.100.0/24"], "apiCidrs": ["198.51.100.0/24", "203.0.113.0/24"]},
-            "loadBalancer": {"type": "lb21", "location": "fsn1"},
-        },
-        "karmada-hub:karmada": {
-            "version": "v1.18.2",
-            "etcd": {"replicas": 3, "storageClass": "local-path", "storageSize": "20Gi",
-                     "backup": {"schedule": "17 */6 * * *", "endpoint": "https://fsn1.your-objectstorage.com",
-                                "region": "fsn1", "bucket": "karmada-hub-fleet-backups", "retain": 28}},
-            "schedulerEstimators": True,
-        },
+        "karmada-hub:hub": hub,
+        "karmada-hub:karmada": karmada,
         "karmada-hub:regions": {
             region: {"location": location, "loadBalancerType": region_lb,
                      "healthCheck": {"interval": 5, "timeout": 3, "retries": 2},
@@ -113,13 +112,10 @@ def stack(members: int) -> dict[str, Any]:
             for i, (region, location) in enumerate(REGIONS.items())
         },
         "karmada-hub:members": member_docs,
-        "karmada-hub:tenants": tenants,
-        "karmada-hub:dns": {"domain": "fleet.example.com", "ttl": 30, "txtOwnerId": f"karmada-hub-fleet{members}",
-                            "intervalSeconds": 60, "refreshSeconds": 15},
-        "karmada-hub:failover": {"clusterStatusUpdateFrequency": 10, "clusterFailureThreshold": 30,
-                                 "clusterMonitorPeriod": 5, "clusterMonitorGracePeriod": 40,
-                                 "resourceEvictionRate": 0.5, "purgeMode": "Gracefully", "bindingsPerCluster": 50,
-                                 "podStartSeconds": 60},
+        "karmada-hub:tenants": _tenants(dev, names),
+        "karmada-hub:dns": {**dev["karmada-hub:dns"], "domain": "fleet.example.com",
+                            "txtOwnerId": f"karmada-hub-fleet{members}"},
+        "karmada-hub:failover": failover,
     }
     for key in SECRETS:
         config[f"karmada-hub:{key}"] = {"secure": _PLACEHOLDER}

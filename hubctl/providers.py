@@ -58,6 +58,14 @@ def provider_urn(stack: str, project: str, pkg: str, name: str) -> str:
     return f"urn:pulumi:{stack}::{project}::{PROVIDER_TYPE_PREFIX}{pkg}::{name}"
 
 
+def is_engine_default(urn: str) -> bool:
+    """Whether `urn` is a default provider the engine registers itself (the program never does): top-level
+    `pulumi:providers:<pkg>` named `default` or `default_<version>`."""
+    parts = urn.split("::")
+    return len(parts) == 4 and parts[2].startswith(PROVIDER_TYPE_PREFIX) and re.fullmatch(r"default(_\w+)?", parts[3]) \
+        is not None
+
+
 def disabled_packages(config: Mapping[str, str]) -> frozenset[str]:
     raw = config.get(DISABLE_KEY)
     if not raw:

@@ -43,8 +43,11 @@ def test_generated_stacks_are_valid_configs() -> None:
 
 
 def test_generated_fleet_of_three_plans(fleet3: Any) -> None:
-    clusters = [r for r in fleet3.records if r.type == "kubernetes:cluster.karmada.io/v1alpha1:Cluster"]
-    assert sorted(r.inputs["metadata"]["name"] for r in clusters) == [fleet_stack.member_name(i) for i in range(3)]
+    members = sorted(r.name.removeprefix("member-") for r in fleet3.records if r.type.endswith(":MemberCluster"))
+    assert members == [fleet_stack.member_name(i) for i in range(3)]
+    estimators = [r for r in fleet3.records if r.type == "kubernetes:apps/v1:Deployment"
+                  and r.inputs["metadata"]["name"].startswith("karmada-scheduler-estimator-")]
+    assert len(estimators) == 3
 
 
 def _out_of_order(order: list[dict[str, Any]], urns: set[str]) -> list[tuple[str, str]]:

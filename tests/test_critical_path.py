@@ -57,13 +57,16 @@ def test_the_critical_path_runs_through_the_gates_and_the_providers(fleets: dict
 
 
 def test_members_that_waited_for_each_other_would_be_caught(fleets: dict[int, dict[str, Any]]) -> None:
-    """The check above can fail: chain each member's Cluster after the previous member's and the path grows."""
+    """The check above can fail: make each member's provider wait for everything of the previous member and the
+    path grows with the members."""
     plan = fleets[3]
-    clusters = sorted(r["urn"] for r in plan["resources"] if r["type"].endswith(":Cluster"))
-    assert len(clusters) == 3
-    chained = {**plan, "resources": [
-        {**r, "dependencies": [*r["dependencies"], clusters[clusters.index(r["urn"]) - 1]]}
-        if r["urn"] in clusters[1:] else r for r in plan["resources"]]}
+    components = sorted(r["urn"] for r in plan["resources"] if r["type"].endswith(":MemberCluster"))
+    assert len(components) == 3
+    children = {c: [r["urn"] for r in plan["resources"] if r["parent"] == c] for c in components}
+    provider_of = {c: next(u for u in children[c] if "pulumi:providers:kubernetes" in u) for c in components}
+    waits = {provider_of[c]: children[components[i - 1]] for i, c in enumerate(components) if i}
+    chained = {**plan, "resources": [{**r, "dependencies": [*r["dependencies"], *waits.get(r["urn"], [])]}
+                                     for r in plan["resources"]]}
     assert graph.critical_path(graph.steps(chained)).seconds > graph.critical_path(graph.steps(plan)).seconds
 
 

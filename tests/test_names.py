@@ -35,7 +35,13 @@ def _members(**changes: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _config(**changes: dict[str, Any]) -> FleetConfig:
+ESTIMATORS_OFF = {"schedulerEstimator": False}
+"""With karmada.schedulerEstimators off no member runs an estimator; then a Pull member's agent CN binds."""
+
+
+def _config(estimators: bool = True, **changes: dict[str, Any]) -> FleetConfig:
+    if not estimators:
+        changes = {f"m{i}": {**ESTIMATORS_OFF, **changes.get(f"m{i}", {})} for i in range(2)}
     members = _members(**changes)
     names_ = [m["name"] for m in members]
     tenants = [t.model_dump(by_alias=True, mode="json") for t in load_stack("dev").tenants]
@@ -45,23 +51,30 @@ def _config(**changes: dict[str, Any]) -> FleetConfig:
             text = text.replace(old, new)
         t.clear()
         t.update(yaml.safe_load(text))
-    return load_stack("dev", members=members, tenants=tenants)
+    karmada = load_stack("dev").karmada.model_dump(by_alias=True, mode="json")
+    if not estimators:  # dev's tenants need gates that act through the estimators: leave them out
+        karmada.update(schedulerEstimators=False, featureGates=[])
+        tenants = []
+    return load_stack("dev", members=members, tenants=tenants, karmada=karmada)
 
 
-def _limit(member: int) -> int:
+def _limit(member: int, estimators: bool = True) -> int:
     """The longest name member `member` may have, read off the refusal of a 48-character one."""
     with pytest.raises(ConfigError) as err:
-        names.check(_config(**{f"m{member}": {"name": "a" * 48}}), "stacks/Pulumi.dev.yaml")
+        names.check(_config(estimators, **{f"m{member}": {"name": "a" * 48}}), "stacks/Pulumi.dev.yaml")
     return int(re.search(r"use at most (\d+) characters", str(err.value)).group(1))
 
 
 def test_the_limits_come_from_the_derived_forms() -> None:
-    pull, estimator = _limit(1), _limit(0)  # dev: member 0 is Push with an estimator, member 1 Pull without
+    # dev: member 0 is Push, member 1 Pull; with estimators on every member runs one on the hub.
+    pull, estimator = _limit(1, estimators=False), _limit(0)
     assert (pull, estimator) == (43, 35), "system:karmada:agent:<m> <= 64 bytes; karmada-scheduler-estimator-<m> <= 63"
-    for member, limit in ((1, pull), (0, estimator)):
-        names.check(_config(**{f"m{member}": {"name": "a" * limit}}), "stacks/Pulumi.dev.yaml")
+    assert _limit(1) == estimator, "the tightest limit wins: a Pull member with an estimator is bound by it"
+    for member, limit, estimators in ((1, pull, False), (0, estimator, True), (1, estimator, True)):
+        names.check(_config(estimators, **{f"m{member}": {"name": "a" * limit}}), "stacks/Pulumi.dev.yaml")
         with pytest.raises(ConfigError, match=rf"members\[{member}\]\.name: .*use at most {limit} characters"):
-            names.check(_config(**{f"m{member}": {"name": "a" * (limit + 1)}}), "stacks/Pulumi.dev.yaml")
+            names.check(_config(estimators, **{f"m{member}": {"name": "a" * (limit + 1)}}),
+                        "stacks/Pulumi.dev.yaml")
 
 
 def test_a_44_character_pull_member_is_one_line_not_a_traceback(tmp_path: Path) -> None:
@@ -72,6 +85,11 @@ def test_a_44_character_pull_member_is_one_line_not_a_traceback(tmp_path: Path) 
     assert len(name) == 44
     doc["config"]["karmada-hub:members"][1]["name"] = name
     doc["config"]["karmada-hub:members"][1]["credentials"]["cluster"] = name
+    # Without estimators (and so without the tenants whose gates act through them) the agent's CN binds.
+    doc["config"]["karmada-hub:karmada"].update(schedulerEstimators=False, featureGates=[])
+    for member in doc["config"]["karmada-hub:members"]:
+        member["schedulerEstimator"] = False
+    doc["config"]["karmada-hub:tenants"] = []
     stack.write_text(yaml.safe_dump(doc, sort_keys=False).replace("dev-hel1-a", name))
     out = tmp_path / "plans"
     result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "dev", "--out", str(out)], cwd=repo,
@@ -84,29 +102,35 @@ def test_a_44_character_pull_member_is_one_line_not_a_traceback(tmp_path: Path) 
     assert not out.exists()
 
 
-@pytest.fixture(scope="module")
-def longest_plan() -> Any:
-    """dev with each member at its longest allowed name and the hub name at its own limit."""
-    pull, push = "p" * 43, "e" * 35
+@pytest.fixture(scope="module", params=["estimators", "no-estimators"])
+def longest_plan(request: pytest.FixtureRequest) -> Any:
+    """dev with each member at its longest allowed name and the hub name at its own limit: with estimators
+    (every member at 35 characters) and without (the Pull member at 43, the Push member at Karmada's 48)."""
+    estimators = request.param == "estimators"
+    push, pull = ("e" * 35, "p" * 35) if estimators else ("e" * 48, "p" * 43)
 
     def rename(members: list[dict[str, Any]]) -> None:
         for member, name in zip(members, (push, pull), strict=True):
             member["name"] = name
             member["credentials"]["cluster"] = name
+            member["schedulerEstimator"] = estimators
 
     def tenants(ts: list[dict[str, Any]]) -> None:
         for t in ts:
-            for mapping in (t["placement"].get("weights") or {},):
-                for old, new in (("dev-fsn1-a", push), ("dev-hel1-a", pull)):
-                    if old in mapping:
-                        mapping[new] = mapping.pop(old)
             for a in (t.get("quota") or {}).get("staticAssignments", []):
                 a["cluster"] = {"dev-fsn1-a": push, "dev-hel1-a": pull}[a["cluster"]]
+        if not estimators:  # dev's tenants need gates that act through the estimators
+            ts.clear()
+
+    def karmada(k: dict[str, Any]) -> None:
+        k["schedulerEstimators"] = estimators
+        if not estimators:
+            k["featureGates"] = []
 
     def hub(h: dict[str, Any]) -> None:
         h["name"] = "h" * 58
 
-    stack = edited_stack("dev", {"members": rename, "tenants": tenants, "hub": hub})
+    stack = edited_stack("dev", {"members": rename, "tenants": tenants, "karmada": karmada, "hub": hub})
     raw, secrets = stack.project_values()
     return run_program(REPO, stack), FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", secrets)
 

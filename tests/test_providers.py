@@ -124,3 +124,12 @@ def test_written_plan_has_the_providers(tmp_path: Path) -> None:
     tls = f"urn:pulumi:dev::karmada-hub::pulumi:providers:tls::{name}"
     assert tls in {r["urn"] for r in plan["resources"]}
     assert all(r["provider"] == tls for r in plan["resources"] if r["type"].startswith("tls:"))
+
+
+def test_engine_default_providers_are_told_from_the_program_s() -> None:
+    assert providers.is_engine_default("urn:pulumi:dev::karmada-hub::pulumi:providers:hcloud::default_1_43_3")
+    assert providers.is_engine_default("urn:pulumi:dev::karmada-hub::pulumi:providers:pulumi-python::default")
+    assert not providers.is_engine_default("urn:pulumi:dev::karmada-hub::pulumi:providers:kubernetes::k8s-capi")
+    assert not providers.is_engine_default(
+        "urn:pulumi:dev::karmada-hub::karmada-hub:index:HubCluster$pulumi:providers:kubernetes::k8s-host")
+    assert not providers.is_engine_default("urn:pulumi:dev::karmada-hub::tls:index/privateKey:PrivateKey::default")

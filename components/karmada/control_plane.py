@@ -20,6 +20,8 @@ from components.config import FleetConfig
 from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec, workloads
+from components.karmada.bootstrap import descheduler_rbac
+from components.karmada.workloads import APISERVER_AUTHN_CONFIGMAP
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply
@@ -30,6 +32,7 @@ COMPONENT_CLIENT_CERTS = {
     "karmada-webhook": "webhook-client",
     "karmada-aggregated-apiserver": "aggregated-apiserver-client",
     "kube-controller-manager": "kube-controller-manager",
+    "karmada-descheduler": "descheduler",
 }
 """Component -> the pki_spec client cert its kubeconfig authenticates with."""
 
@@ -153,11 +156,16 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             "metadata": {"name": "karmada-apiserver-audit-policy", "namespace": flags.NAMESPACE,
                          "labels": manifests.labels("karmada-apiserver")},
             "data": {"policy.yaml": manifests.audit_policy()}}, host_ns)
+        authn_cm = apply("host", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": APISERVER_AUTHN_CONFIGMAP, "namespace": flags.NAMESPACE,
+                         "labels": manifests.labels("karmada-apiserver")},
+            "data": {flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[1]: manifests.authentication_config()}}, host_ns)
         enc = apply("host", manifests.secret(
             "karmada-apiserver-encryption",
             {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
             component="karmada-apiserver"), host_ns)
-        apiserver = deploy(workloads.apiserver(config), after=[etcd, audit_cm, enc])
+        apiserver = deploy(workloads.apiserver(config), after=[etcd, audit_cm, enc, authn_cm])
         apply("host", manifests.service(flags.APISERVER_SERVICE, {"https": (flags.APISERVER_PORT,
                                                                             flags.APISERVER_PORT)},
                                         node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)
@@ -199,9 +207,13 @@ class KarmadaControlPlane(pulumi.ComponentResource):
     def start_controllers(self, bootstrap: Sequence[pulumi.Resource]) -> None:
         """kube-controller-manager, scheduler and controller-manager, after CRDs and APIServices exist
         (they crash-loop without them, and Pulumi would time out waiting for readiness)."""
-        for workload in (workloads.kube_controller_manager(self._config), workloads.scheduler(self._config),
-                         workloads.controller_manager(self._config)):
-            self.workloads[workload.name] = self._deploy(workload, after=bootstrap)
+        rbac: list[pulumi.Resource] = []
+        if self._config.karmada.descheduler_enabled:
+            on_karmada = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=list(bootstrap))
+            rbac = [apply("karmada", obj, on_karmada) for obj in descheduler_rbac(pki_spec.DESCHEDULER_USER)]
+        for workload in workloads.controllers(self._config):
+            after = [*bootstrap, *rbac] if workload.name == manifests.DESCHEDULER else bootstrap
+            self.workloads[workload.name] = self._deploy(workload, after=after)
 
 
 def ca_bundle(ca_pem: pulumi.Input[str]) -> pulumi.Output[str]:

@@ -22,9 +22,18 @@ def _kube_image(config: FleetConfig, component: str) -> str:
     return f"{versions.KUBE_IMAGE_REGISTRY}/{component}:{config.karmada.release.kube_apiserver}"
 
 
+APISERVER_AUTHN_CONFIGMAP = "karmada-apiserver-authentication"
+"""ConfigMap holding the karmada-apiserver's AuthenticationConfiguration (manifests.authentication_config)."""
+
+
+def gates(config: FleetConfig) -> frozenset[str]:
+    """The fleet's tenant gates (karmada.featureGates), each rendered only on the binaries that read it."""
+    return frozenset(config.karmada.feature_gates)
+
+
 def quota_enforced(config: FleetConfig) -> bool:
-    """FederatedQuotaEnforcement is on (controller-manager and webhook) when any tenant enforces a quota."""
-    return any(t.quota is not None and t.quota.enforce for t in config.tenants)
+    """FederatedQuotaEnforcement on (controller-manager and webhook): one of the fleet's gates."""
+    return "FederatedQuotaEnforcement" in gates(config)
 
 
 def etcd(config: FleetConfig, cluster_token: str) -> dict[str, Any]:
@@ -41,19 +50,24 @@ def apiserver(config: FleetConfig) -> manifests.Workload:
         name="karmada-apiserver", image=_kube_image(config, "kube-apiserver"),
         command=flags.COMMANDS["karmada-apiserver"], args=flags.karmada_apiserver_args(),
         replicas=config.karmada.replicas.apiserver, ports={"https": flags.APISERVER_PORT},
-        # anonymous auth is off, so kubelet cannot call /readyz; the LB gate (KarmadaControlPlane) does, with a cert.
-        liveness=manifests.Probe(flags.APISERVER_PORT, initial_delay=15, failure_threshold=8),
-        readiness=manifests.Probe(flags.APISERVER_PORT, initial_delay=5, period=5),
+        # Anonymous requests reach exactly flags.HEALTH_PATHS (the authentication config), so kubelet can
+        # probe them; the LB gate (KarmadaControlPlane) still calls /readyz with a client cert before anything
+        # uses the API.
+        liveness=manifests.Probe(flags.APISERVER_PORT, "/livez", "HTTPS", initial_delay=15, failure_threshold=8),
+        readiness=manifests.Probe(flags.APISERVER_PORT, "/readyz", "HTTPS", initial_delay=5, period=5),
         requests=_requests("500m", "1Gi"), kubeconfig=False,
         extra_volumes=[
             {"name": "audit-policy", "configMap": {"name": "karmada-apiserver-audit-policy"}},
             {"name": "audit-log", "emptyDir": {"sizeLimit": "1Gi"}},
             {"name": "encryption", "secret": {"secretName": "karmada-apiserver-encryption", "defaultMode": 0o440}},
+            {"name": "authentication", "configMap": {"name": APISERVER_AUTHN_CONFIGMAP}},
         ],
         extra_mounts=[
             {"name": "audit-policy", "mountPath": flags.AUDIT_POLICY_PATH.rsplit("/", 1)[0], "readOnly": True},
             {"name": "audit-log", "mountPath": flags.AUDIT_LOG_PATH.rsplit("/", 1)[0]},
             {"name": "encryption", "mountPath": flags.ENCRYPTION_CONFIG_PATH.rsplit("/", 1)[0], "readOnly": True},
+            {"name": "authentication", "mountPath": flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[0],
+             "readOnly": True},
         ],
     )
 
@@ -75,10 +89,13 @@ def webhook(config: FleetConfig) -> manifests.Workload:
     return manifests.Workload(
         name="karmada-webhook", image=versions.karmada_image("karmada-webhook", config.karmada.version),
         command=flags.COMMANDS["karmada-webhook"],
-        args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota_enforced(config)),
-        replicas=config.karmada.replicas.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080, "health": 8000},
-        liveness=manifests.Probe(8000, "/healthz", initial_delay=15),
-        readiness=manifests.Probe(flags.WEBHOOK_PORT, "/readyz", "HTTPS", period=5),
+        args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota_enforced(config),
+                                feature_gates=flags.gates_for("karmada-webhook", gates(config))),
+        replicas=config.karmada.replicas.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080},
+        # `/readyz/` on the webhook port is the only health path the binary serves (a check-less
+        # healthz.Handler); `/readyz` would only be redirected there.
+        liveness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", initial_delay=15),
+        readiness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", period=5),
         requests=_requests("100m", "128Mi"),
     )
 
@@ -98,7 +115,8 @@ def scheduler(config: FleetConfig) -> manifests.Workload:
     return manifests.Workload(
         name="karmada-scheduler", image=versions.karmada_image("karmada-scheduler", config.karmada.version),
         command=flags.COMMANDS["karmada-scheduler"],
-        args=flags.scheduler_args(enable_estimator=config.karmada.scheduler_estimators),
+        args=flags.scheduler_args(enable_estimator=config.karmada.scheduler_estimators,
+                                  feature_gates=flags.gates_for("karmada-scheduler", gates(config))),
         replicas=config.karmada.replicas.scheduler, ports={"metrics": 8080, "health": 10351},
         liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
         readiness=manifests.Probe(10351, "/healthz", period=5),
@@ -111,8 +129,10 @@ def controller_manager(config: FleetConfig) -> manifests.Workload:
         name="karmada-controller-manager",
         image=versions.karmada_image("karmada-controller-manager", config.karmada.version),
         command=flags.COMMANDS["karmada-controller-manager"],
-        args=flags.controller_manager_args(enable_failover=True, quota_enforcement=quota_enforced(config),
-                                           failover=flags.FailoverSettings.from_config(config.failover)),
+        args=flags.controller_manager_args(
+            enable_failover=True, quota_enforcement=quota_enforced(config),
+            failover=flags.FailoverSettings.from_config(config.failover),
+            feature_gates=flags.gates_for("karmada-controller-manager", gates(config))),
         replicas=config.karmada.replicas.controller_manager, ports={"metrics": 8080, "health": 10357},
         liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
         readiness=manifests.Probe(10357, "/healthz", period=5),
@@ -120,10 +140,26 @@ def controller_manager(config: FleetConfig) -> manifests.Workload:
     )
 
 
+def descheduler(config: FleetConfig) -> manifests.Workload | None:
+    """karmada-descheduler, when the fleet runs it (karmada.descheduler)."""
+    karmada = config.karmada
+    if not karmada.descheduler_enabled:
+        return None
+    return manifests.descheduler_workload(
+        versions.karmada_image(manifests.DESCHEDULER, karmada.version), karmada.replicas.descheduler,
+        karmada.descheduler.interval_seconds, karmada.descheduler.unschedulable_threshold_seconds)
+
+
+def controllers(config: FleetConfig) -> list[manifests.Workload]:
+    """The Deployments that start once the bootstrap is in (KarmadaControlPlane.start_controllers)."""
+    out = [kube_controller_manager(config), scheduler(config), controller_manager(config)]
+    deschedule = descheduler(config)
+    return out + ([deschedule] if deschedule is not None else [])
+
+
 def deployments(config: FleetConfig) -> list[manifests.Workload]:
     """Every control-plane Deployment, in the order KarmadaControlPlane applies them."""
-    return [apiserver(config), aggregated_apiserver(config), webhook(config), kube_controller_manager(config),
-            scheduler(config), controller_manager(config)]
+    return [apiserver(config), aggregated_apiserver(config), webhook(config), *controllers(config)]
 
 
 def estimator(config: FleetConfig, cluster: str) -> manifests.Workload:
@@ -131,4 +167,5 @@ def estimator(config: FleetConfig, cluster: str) -> manifests.Workload:
     pods = config.karmada.estimator
     return manifests.scheduler_estimator_workload(
         cluster, versions.karmada_image("karmada-scheduler-estimator", config.karmada.version),
-        replicas=pods.replicas, requests=_requests(pods.cpu, pods.memory))
+        replicas=pods.replicas, requests=_requests(pods.cpu, pods.memory),
+        feature_gates=flags.gates_for("karmada-scheduler-estimator", config.karmada.feature_gates))

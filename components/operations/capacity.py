@@ -2,7 +2,8 @@
 the targets and services it will have, the spread placement group against the servers in it.
 
 The pods are counted from the very documents the program applies (karmada/workloads.py, manifests.py,
-traffic/docs.py, refresher_docs.py, etcd_backup_docs.py), never from a second copy of their numbers; a test
+traffic/docs.py, failover_docs.py, refresher_docs.py, etcd_backup_docs.py), never from a second copy of their
+numbers; a test
 holds the inventory equal to the host manifests of the rendered plan. Hetzner's and k3s's numbers are in
 hetzner/limits.py with their sources. A hub fits when, with every server up,
 
@@ -28,7 +29,7 @@ from components.kube import agent_script
 from components.kube.quantity import parse_quantity
 from components.operations import etcd_backup_docs
 from components.traffic import docs as traffic_docs
-from components.traffic import refresher_docs
+from components.traffic import failover_docs, refresher_docs
 
 PROJECT_PREFIX = "karmada-hub:"
 
@@ -122,9 +123,11 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     out += [("scheduler-estimators", manifests.deployment(workloads.estimator(config, m)))
             for m in estimator_members(config)]
     if config.dns is not None:
-        objects = traffic_docs.external_dns_objects(config.dns, traffic_docs.KUBECONFIG_SECRET_NAME,
-                                                    traffic_docs.TOKEN_SECRET_NAME)
+        objects = traffic_docs.external_dns_objects(config.dns, traffic_docs.TOKEN_SECRET_NAME)
         out += [("external-dns", o) for o in objects if o["kind"] == "Deployment"]
+        assert config.hub is not None
+        out.append(("traffic failover controller", failover_docs.deployment(
+            config.dns, config.hub.servers, agent_script.source(failover_docs.SCRIPT_KEY))))
         out.append(("status refresher", refresher_docs.deployment(
             config.dns.refresh_seconds, agent_script.source(refresher_docs.SCRIPT_KEY))))
     backup = config.karmada.etcd.backup
@@ -198,10 +201,14 @@ def _gib(value: float) -> str:
 
 
 def hub_fit(config: FleetConfig, server_type: str | None = None, servers: int | None = None) -> HubFit:
+    """How the stack's hub, or the same hub with another type or server count, holds what it would run (some
+    workloads run one replica per server, so the pods are counted for that hub)."""
     hub = config.hub
     assert hub is not None
-    name = server_type or hub.server_type
-    return HubFit(server_type=limits.SERVER_TYPES[name], servers=servers or hub.servers, pods=hub_pods(config))
+    name, count = server_type or hub.server_type, servers or hub.servers
+    if (name, count) != (hub.server_type, hub.servers):
+        config = config.model_copy(update={"hub": hub.model_copy(update={"server_type": name, "servers": count})})
+    return HubFit(server_type=limits.SERVER_TYPES[name], servers=count, pods=hub_pods(config))
 
 
 ODD_SERVER_COUNTS = tuple(n for n in range(3, limits.SPREAD_PLACEMENT_GROUP_MAX_SERVERS + 1) if n % 2)
@@ -342,8 +349,8 @@ def check_estimators_fit(config: FleetConfig, spare: Mapping[str, float] | None,
     """A region stack's scheduler-estimators against what its hub has left (each region alone: the sum over
     region stacks is bounded only if the hub stack's servers leave room for all of them)."""
     members = estimator_members(config)
-    if not members or not spare:
-        return
+    if config.role != "region" or not members or not spare:
+        return  # a stack that owns its hub counted its estimators with the rest (check_hub)
     pods = [pods_of(manifests.deployment(workloads.estimator(config, m)), "scheduler-estimators") for m in members]
     need = {"millicpu": sum(p.total_millicpu for p in pods), "memoryBytes": sum(p.total_memory for p in pods),
             "pods": sum(p.replicas for p in pods)}

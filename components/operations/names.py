@@ -65,10 +65,10 @@ def member_names(config: FleetConfig, index: int, member: MemberConfig) -> Itera
         yield DerivedName(f"members[{index}].labels", label, "Cluster label key", label, None)
         yield DerivedName(f"members[{index}].labels.{label}", value, "Cluster label value", value, rules.LABEL_VALUE)
     yield DerivedName(key, name, "Karmada Cluster name", name, rules.CLUSTER_NAME)
-    yield from _objects(key, name, [member_docs.cluster_object(member),
-                                    member_docs.namespace(member_docs.execution_namespace(name))])
+    # Karmada's cluster controller makes every member's execution namespace, Push or Pull.
+    yield from _objects(key, name, [member_docs.namespace(member_docs.execution_namespace(name))])
     if member.sync_mode == "Push":
-        yield from _objects(key, name, [*member_docs.push_member_objects(name),
+        yield from _objects(key, name, [member_docs.cluster_object(member), *member_docs.push_member_objects(name),
                                         member_docs.cluster_secret(name, "token", "ca"),
                                         member_docs.impersonator_secret(name, "token")])
     else:
@@ -157,13 +157,21 @@ def longest_source(name: DerivedName) -> int | None:
     return max(name.rule.limit - fixed, 0)
 
 
+def longest_value(derived: list[DerivedName], key: str) -> int | None:
+    """The longest value of `key` that keeps every name derived from it within its limit: the tightest of them,
+    which need not be the first one found over."""
+    limits = [n for n in (longest_source(d) for d in derived if d.key == key) if n is not None]
+    return min(limits) if limits else None
+
+
 def check(config: FleetConfig, stack_file: str) -> None:
     """Refuse the first derived name over its limit, with the key, the name, the rule and the fix."""
-    for name in derived_names(config):
+    derived = list(derived_names(config))
+    for name in derived:
         problem = _problem(name)
         if problem is None:
             continue
-        longest = longest_source(name)
+        longest = longest_value(derived, name.key)
         too_long = name.rule is not None and name.rule.length(name.value) > name.rule.limit
         fix = (f"use at most {longest} characters" if too_long and longest is not None
                else "choose a value that makes it valid")
