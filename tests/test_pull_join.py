@@ -355,3 +355,14 @@ def test_kubeconfig_parsing_handles_the_rotated_yaml_form() -> None:
     rotated = kubeconfig(MEMBER, "https://hub:32443", "CA", "CERT-PEM", "KEY-PEM")
     assert script.client_cert(rotated) == b"CERT-PEM"
     assert script.client_cert(json.dumps({"users": []})) is None
+
+
+def test_the_script_agrees_with_the_program_on_names() -> None:
+    """The CN the join asks for is the one the names check bounds and the agent RBAC binds; the Secret key is
+    the one certRotation reads (cert_rotation_controller.go KarmadaKubeconfigName) and PullJoin checks."""
+    from components.karmada import pki_spec
+
+    spec = pki_spec.agent_cert_spec("dev-hel1-a")
+    assert script.csr_subject("dev-hel1-a") == [("O", spec.organization[0]), ("CN", spec.common_name)]
+    assert spec.common_name == docs.agent_user("dev-hel1-a")
+    assert script.KUBECONFIG_KEY == docs.AGENT_KUBECONFIG_KEY == "karmada-kubeconfig"

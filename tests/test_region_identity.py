@@ -161,7 +161,7 @@ def test_a_region_without_a_committed_csr_makes_only_its_key(rendered_prod_hub: 
     config = {k: v for k, v in stack.config.items() if k != "karmada-hub:identityCsr"}
     plan = run_program(REPO, dataclasses.replace(stack, config=config),
                        {HUB: rendered_prod_hub.as_stack_reference()})
-    kinds = {r.type for r in plan.records if r.custom}
+    kinds = {r.type for r in plan.records if r.custom and not r.type.startswith("pulumi:providers:")}
     assert kinds == {"tls:index/privateKey:PrivateKey", "tls:index/certRequest:CertRequest",
                      "pulumi:pulumi:StackReference"}, kinds
     assert set(plan.outputs) == {"identityCsrPem"}

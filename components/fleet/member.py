@@ -115,16 +115,22 @@ class MemberCluster(pulumi.ComponentResource):
                         karmada_ca_pem, writer_kubeconfig, member_kubeconfig, opts=pulumi.ResourceOptions(
                             parent=self, depends_on=[ns, *(on_hub.depends_on or [])]))
         done: list[pulumi.Resource] = [ns]
+        restart: list[pulumi.Resource] = [ns]
         for obj in objects[1:]:
             kind = obj["kind"]
-            deps = list(done)
+            chain = restart if obj["metadata"]["name"] == docs.RESTART_NAME else done
+            deps = list(chain)
             if kind == "Job":
                 deps.append(join)  # the token and the member's bootstrap Secret exist before the Job runs
             resource = apply(prefix, obj, pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(
                 depends_on=deps)))
             if kind in ("Job", "Deployment") or kind.endswith("Role") or kind.endswith("Binding") or kind in (
                     "ServiceAccount", "ConfigMap"):
-                done.append(resource)  # in order: accounts, the join, then the agent that mounts its Secret
+                # in order: accounts, the join, then the agent that mounts its Secret; the restart CronJob needs
+                # only its own account and the script
+                chain.append(resource)
+                if kind == "ConfigMap":
+                    restart.append(resource)
 
     def _estimator_reader(self, prefix: str, member: MemberConfig, resource_quota_estimate: bool,
                           on_member: pulumi.ResourceOptions, on_host: pulumi.ResourceOptions) -> None:

@@ -21,11 +21,10 @@ from collections.abc import Sequence
 
 import pulumi
 
-from components import versions
 from components.config import FleetConfig, MemberConfig, TenantConfig
 from components.fleet import member_docs as docs
 from components.fleet import policy_docs
-from components.karmada import flags, manifests, pki_spec
+from components.karmada import flags, manifests, pki_spec, workloads
 from components.kube import tls
 from components.kube.objects import apply
 
@@ -86,10 +85,7 @@ class MemberRegistry(pulumi.ComponentResource):
                         config.karmada.pki.leaf_validity_hours,
                         pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), was),
                         dns_names=spec.dns_names)
-        image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
-        workload = manifests.scheduler_estimator_workload(
-            member.name, image, feature_gates=flags.gates_for("karmada-scheduler-estimator",
-                                                              config.karmada.feature_gates))
+        workload = workloads.estimator(config, member.name)
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         needed = manifests.pki_files(workload.args)

@@ -32,6 +32,13 @@ def _workload(name: str, listeners: Iterable[tuple[str, int]], dials: Iterable[D
                     external=external or {})
 
 
+def estimator_workload(name: str) -> Workload:
+    """One member's karmada-scheduler-estimator (`name` = its Service/Deployment name): gRPC for the scheduler and
+    descheduler, health and metrics for the node; it dials only its member's API server, outside the host."""
+    return _workload(name, [("grpc", flags.ESTIMATOR_PORT), ("metrics", 8080),
+                            ("health", manifests.ESTIMATOR_HEALTH_PORT)])
+
+
 def control_plane_workloads(apiserver_clients: Sequence[str], estimator_members: Sequence[str] = (),
                             descheduler: bool = False) -> list[Workload]:
     """`apiserver_clients`: CIDRs outside the cluster allowed to reach the karmada-apiserver (the firewall's
@@ -56,8 +63,6 @@ def control_plane_workloads(apiserver_clients: Sequence[str], estimator_members:
         _workload("kube-controller-manager", [("https", flags.KCM_PORT)], [APISERVER]),
         _workload("karmada-scheduler", [("metrics", 8080), ("health", 10351)], [APISERVER, *to_estimators]),
         _workload("karmada-controller-manager", [("metrics", 8080), ("health", 10357)], [APISERVER]),
-        *(_workload(e, [("grpc", flags.ESTIMATOR_PORT), ("metrics", 8080),
-                        ("health", manifests.ESTIMATOR_HEALTH_PORT)])
-          for e in estimators),
+        *(estimator_workload(e) for e in estimators),
         *optional,
     ]

@@ -18,6 +18,7 @@ from components import versions
 from components.config import ConfigError, FleetConfig
 from components.fleet import whatif
 from components.karmada import features
+from components.operations import capacity, names
 from components.operations.budget import check_rto, failover_budget
 from components.operations.region_intents import RegionIntent, region_intents
 from components.operations.skew import skew_rows
@@ -38,6 +39,8 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    names.check(config, stack_file)
+    capacity.check(config, stack_file)
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
@@ -87,7 +90,8 @@ def hub_contract(config: FleetConfig, intents: Sequence[RegionIntent] = ()) -> d
 def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str,
                        hub_file: str | None = None) -> None:
     """A region stack against its hub's `fleetContract`: agents within the control plane's skew, estimators
-    exactly where the hub's scheduler and descheduler dial them, the fleet's gates and priority table, the
+    exactly where the hub's scheduler and descheduler dial them and on servers with room for them, the fleet's
+    gates and priority table, the
     controller-manager's failover values and the budget's DNS terms equal to what the hub's binaries do."""
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")

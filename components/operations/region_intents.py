@@ -44,8 +44,9 @@ class RegionIntent:
         return self.config.identity_csr
 
 
-def region_intents(config: FleetConfig, this_stack: str, stacks_dir: Path = STACKS_DIR) -> list[RegionIntent]:
-    """The hub's region stacks, validated against this hub; [] for other roles."""
+def region_intents(config: FleetConfig, this_stack: str | None, stacks_dir: Path = STACKS_DIR) -> list[RegionIntent]:
+    """The hub's region stacks, validated against this hub; [] for other roles. `this_stack` None: only read
+    (for counting what the hub runs), without checking that each file names this hub."""
     if config.role != "hub":
         return []
     out: list[RegionIntent] = []
@@ -55,7 +56,7 @@ def region_intents(config: FleetConfig, this_stack: str, stacks_dir: Path = STAC
         if region_config.role != "region" or region_config.region is None or region_config.hub_stack is None:
             raise ConfigError(f"{rel}: karmada-hub:role: listed in stacks/Pulumi.{this_stack}.yaml regionStacks "
                               "but is not a region stack (role: region)")
-        if region_config.hub_stack.stack.rsplit("/", 1)[-1] != this_stack:
+        if this_stack is not None and region_config.hub_stack.stack.rsplit("/", 1)[-1] != this_stack:
             raise ConfigError(f"{rel}: karmada-hub:hubStack.stack: {region_config.hub_stack.stack} is not "
                               f"{this_stack}, which lists this stack in regionStacks")
         out.append(RegionIntent(stack=name, region=region_config.region, config=region_config))
