@@ -286,26 +286,46 @@ def test_diff_reports_added_servers_and_changes(plan_dir: Path, five_server_plan
     old = {r["urn"]: r for r in json.loads((plan_dir / "plan.json").read_text())["resources"]}
     new = {r["urn"]: r for r in json.loads((five_server_plan / "plan.json").read_text())["resources"]}
     added = set(new) - set(old)
-    added_servers = sorted(new[u]["name"] for u in added if new[u]["type"] == "hcloud:index/server:Server")
+    added_servers = sorted(new[u]["inputs"]["name"] for u in added if new[u]["type"] == "hcloud:index/server:Server")
     assert len(added_servers) == 2
     assert md.startswith("### karmada-hub plan diff: `dev`\n")
-    assert f"**{len(added)} to add, " in md and " to remove**" in md
-    added_section = md.split("#### Added", 1)[1].split("####", 1)[0]
+    assert f" · {len(added)} to add · " in md and f"({len(old)} → {len(new)} resources)" in md
+    assert "#### Removals and replacements" not in md
+    section = md.split("##### HubCluster hub", 1)[1]
     for name in added_servers:
-        assert f"- `hcloud:index/server:Server` **{name}**" in added_section
-    assert "#### Removed" not in md
-    assert "#### Changed" in md
-    changed = md.split("#### Changed", 1)[1]
-    assert "| field | old | new |" in changed and "| --- | --- | --- |" in changed
-    # the readiness gate now waits for the two new servers too: a dependencies change row
-    gate_block = changed.split("**hub-api-ready**", 1)
-    assert len(gate_block) == 2, "the readiness gate's dependencies must show as changed"
-    assert "`dependencies[" in gate_block[1].split("\n- ", 1)[0]
+        assert f"`Server {name}`" in section
+    # the readiness gate now waits for the two new servers too: a state-only dependency change
+    gate = section.split("`readiness gate hub-api-ready`", 1)
+    assert len(gate) == 2 and "state only" in section.split("`readiness gate hub-api-ready`")[0].rsplit("- ", 1)[1]
+    assert "`dependsOn[" in gate[1] and "Server hub-server-3" in gate[1]
+    as_json = subprocess.run([sys.executable, "-m", "hubctl", "diff", "--json", str(plan_dir), str(five_server_plan)],
+                             cwd=REPO, capture_output=True, text=True, timeout=120)
+    doc = json.loads(as_json.stdout)
+    assert doc["counts"]["create"] == len(added) and doc["counts"]["delete"] == 0
 
 
 def test_diff_of_identical_plans_says_no_changes(plan_dir: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(plan_dir), str(plan_dir / "plan.json")],
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "**0 to add, 0 to change, 0 to remove**" in result.stdout
+    assert "**0 to remove · 0 to replace · 0 to add · 0 to update" in result.stdout
     assert "No changes." in result.stdout
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"not json", "not a plan file (not JSON: Expecting value at line 1, column 1)"),
+    (b"\xff\xfe", "not a plan file (not UTF-8 text: byte 0)"),
+    (b'{"resources": "x"}', "not a plan file (no `resources` list; it is written by `hubctl plan`)"),
+    (b'{"resources": [1]}', "not a plan file (resources[0] has no urn and type)"),
+])
+def test_diff_of_a_file_that_is_not_a_plan_is_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
+    bad = tmp_path / "plan.json"
+    bad.write_bytes(content)
+    result = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(bad), str(bad)], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [f"error: {bad}: {expected}"]
+    missing = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(tmp_path / "nope"), str(bad)], cwd=REPO,
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and missing.stderr.splitlines() == [
+        f"error: {tmp_path / 'nope'}: no such file (run `hubctl plan <stack>` first)"]
