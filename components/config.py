@@ -997,6 +997,8 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
         message = "is required"
     elif err["type"] not in _CUSTOM_TYPES and "input" in err and not isinstance(err["input"], dict | list):
         message = f"{message[0].lower()}{message[1:]} (got {_shown(err['input'])})"
+        if isinstance(err["input"], bool) and err["type"] in ("literal_error", "string_type"):
+            message += "; YAML reads yes/no/on/off/true/false unquoted as booleans: quote the value"
     message = message.replace("\n", " ")
     path = _path(loc)
     return f"{stack_file}: {PROJECT}:{path}: {message}"
