@@ -376,9 +376,23 @@ def _classify(res_new: Mapping[str, Any], path: str, providers: Mapping[str, Any
     return ("replace", why) if why else ("update", None)
 
 
-def _resource_changes(old: Mapping[str, Any], new: Mapping[str, Any], providers: Mapping[str, Any]) -> list[Change]:
+def _whole_vs_per_key(before: Any, after: Any) -> bool:
+    """One side redacts a Secret payload whole (`[secret]`, plans of an older hubctl), the other per key."""
+    def per_key(v: Any) -> bool:
+        return isinstance(v, dict) and all(secret_placeholder(x) is not None for x in v.values())
+
+    return (before == "[secret]" and per_key(after)) or (after == "[secret]" and per_key(before))
+
+
+def _resource_changes(old: Mapping[str, Any], new: Mapping[str, Any], providers: Mapping[str, Any],
+                      notes: set[str] | None = None) -> list[Change]:
     changes: list[Change] = []
     for path, before, after in diff_values(old.get("inputs") or {}, new.get("inputs") or {}):
+        if path in ("data", "stringData") and _whole_vs_per_key(before, after):
+            if notes is not None:
+                notes.add("one plan redacts Secret payloads whole (made by an older hubctl): Secret values are not "
+                          "compared, only their keys where both plans show them")
+            continue
         effect, why = _classify(new, path, providers)
         changes.append(Change(path, before, after, effect, why))
     for path, before, after in diff_values([urn_label(u) for u in old.get("dependencies") or []],
@@ -456,6 +470,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any], old_dir: Path | N
     new_labels, new_depths = _labels(new)
     providers_new = {u: r for u, r in news.items() if str(r["type"]).startswith("pulumi:providers:")}
     found: dict[str, ResourceChange] = {}
+    notes: set[str] = set()
 
     def entry(urn: str, res: Mapping[str, Any], action: str, labels: Mapping[str, str],
               depths: Mapping[str, int]) -> ResourceChange:
@@ -481,7 +496,9 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any], old_dir: Path | N
                               and before.get("dependencies") == res.get("dependencies")
                               and before.get("provider") == res.get("provider")):
             continue
-        changes = _resource_changes(before, res, providers_new)
+        changes = _resource_changes(before, res, providers_new, notes)
+        if not changes:
+            continue
         change = entry(urn, res, _action(changes), new_labels, new_depths)
         change.changes = changes
         change.reasons = sorted({c.why for c in changes if c.effect == "replace" and c.why})
@@ -498,9 +515,10 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any], old_dir: Path | N
     ordered = _collapse(ordered, new, "create")
     ordered = _collapse(ordered, old, "delete")
     outputs = [Change(p, a, b) for p, a, b in diff_values(old.get("outputs") or {}, new.get("outputs") or {})]
-    deltas, cert_lines, notes = _report_deltas(old_dir, new_dir)
+    deltas, cert_lines, report_notes = _report_deltas(old_dir, new_dir)
     return PlanDiff(stack=str(new.get("stack", "?")), old_resources=len(olds), new_resources=len(news),
-                    resources=ordered, outputs=outputs, deltas=deltas, certificates=cert_lines, notes=notes)
+                    resources=ordered, outputs=outputs, deltas=deltas, certificates=cert_lines,
+                    notes=report_notes + sorted(notes))
 
 
 def _add_cloud_init(found: dict[str, ResourceChange], news: Mapping[str, Any], olds: Mapping[str, Any],

@@ -375,3 +375,14 @@ def test_secret_placeholders_decode() -> None:
 
     assert secret_placeholder(redacted_value("v", True)) == redacted_value("v", False)
     assert secret_placeholder(base64.b64encode(b"plain").decode()) is None
+
+
+def test_a_base_plan_from_an_older_hubctl_does_not_replace_every_secret(tmp_path: Path) -> None:
+    """Plans made before per-key redaction show `data: "[secret]"`: the first PR after it is not 'replace all'."""
+    old, new = base(), base()
+    res(old, "host-secret-karmada-system-karmada-scheduler-config")["inputs"]["data"] = "[secret]"
+    old.sections = None
+    result, text = render(tmp_path, old, new)
+    assert result.resources == [] and "No changes." in text
+    assert any("redacts Secret payloads whole" in n for n in result.notes)
+    assert any("no report.json in the base plan" in n for n in result.notes)
