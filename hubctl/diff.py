@@ -181,14 +181,24 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, str | int | float | bool) or value is None
 
 
+def _key_value(item: dict[str, Any], key: str) -> str | None:
+    """The identifying value of a list entry under `key`: a scalar, or a targetCluster naming clusters."""
+    value = item.get(key)
+    if _scalar(value) and key in item:
+        return str(value)
+    if key == "targetCluster" and isinstance(value, dict) and set(value) == {"clusterNames"}:
+        return ",".join(str(c) for c in value["clusterNames"] or [])
+    return None
+
+
 def _list_key(a: list[Any], b: list[Any]) -> str | None:
     items = a + b
     if not items or not all(isinstance(x, dict) for x in items):
         return None
-    for key in LIST_KEYS:
-        if all(key in x and _scalar(x[key]) for x in items):
-            va, vb = [x[key] for x in a], [x[key] for x in b]
-            if len(set(map(str, va))) == len(va) and len(set(map(str, vb))) == len(vb):
+    for key in (*LIST_KEYS, "targetCluster"):
+        if all(_key_value(x, key) is not None for x in items):
+            va, vb = [_key_value(x, key) for x in a], [_key_value(x, key) for x in b]
+            if len(set(va)) == len(va) and len(set(vb)) == len(vb):
                 return key
     return None
 
@@ -220,8 +230,8 @@ def _diff(a: Any, b: Any, path: str, out: list[tuple[str, Any, Any]]) -> None:
 def _diff_list(a: list[Any], b: list[Any], path: str, out: list[tuple[str, Any, Any]]) -> None:
     key = _list_key(a, b)
     if key is not None:
-        olds = {str(x[key]): x for x in a}
-        news = {str(x[key]): x for x in b}
+        olds = {str(_key_value(x, key)): x for x in a}
+        news = {str(_key_value(x, key)): x for x in b}
         for k, item in olds.items():
             _diff(item, news.get(k, MISSING), f"{path}[{key}={k}]", out)
         for k, item in news.items():

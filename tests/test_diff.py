@@ -361,9 +361,18 @@ def test_scalar_lists_show_the_one_entry_that_went() -> None:
 
 
 def test_unkeyed_object_lists_match_by_content() -> None:
-    rules = [{"targetCluster": {"clusterNames": [f"m{i}"]}, "overriders": {"x": i}} for i in range(50)]
+    rules = [{"overriders": {"argsOverrider": [{"value": [f"--x={i}"]}]}} for i in range(50)]
     changes = diff_values({"overrideRules": rules}, {"overrideRules": rules[1:]})
-    assert len(changes) == 1 and changes[0][2] is diff_values.__globals__["MISSING"]
+    assert len(changes) == 1 and changes[0][0] == "overrideRules[0]"
+    assert changes[0][2] is diff_values.__globals__["MISSING"]
+
+
+def test_override_rules_are_keyed_by_their_target_cluster() -> None:
+    rules = [{"targetCluster": {"clusterNames": [f"m{i}"]}, "overriders": {"x": i}} for i in range(50)]
+    changed = [dict(r) for r in rules[1:]]
+    changed[3] = {**changed[3], "overriders": {"x": "new"}}
+    assert [p for p, _, _ in diff_values({"r": rules}, {"r": changed})] == ["r[targetCluster=m0]",
+                                                                          "r[targetCluster=m4].overriders.x"]
 
 
 def urn_of(p: PlanDir, name: str) -> str:
