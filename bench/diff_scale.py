@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 from hubctl.__main__ import main  # noqa: E402
 from hubctl.diff import MISSING, diff_paths, iter_changes  # noqa: E402
 from hubctl.diff_render import markdown  # noqa: E402
-from tests.support.fleet import fleet_stack_text, member_names  # noqa: E402
+from tests.support.fleet import fleet_stack_text, member_names, touches_others  # noqa: E402
 from tests.support.tools import copy_program  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def run(n: int, work: Path) -> dict[str, float]:
     text = markdown(result)
     t_md = time.perf_counter() - started
     others = [c for r in iter_changes(result) for c in r.changes
-              if any(m in repr(c.before) + repr(c.after) for m in member_names(n)[1:])]
+              if touches_others(c.before, c.after, first, member_names(n)[1:])]
     removed = [r for r in result.resources if r.action == "delete"]
     list_removals = [c for r in iter_changes(result) for c in r.changes if c.after is MISSING]
     return {"members": n, "resources": result.old_resources, "plan_s": t_old + t_new, "diff_model_s": t_model,

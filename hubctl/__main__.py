@@ -1,4 +1,4 @@
-"""`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, rollout, docs.
+"""`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, rollout, docs.
 
 Exit codes: 0 ok, 1 findings (policy violations, a failed rollout stack), 2 user error (stack files,
 flags, paths), 3 internal error. Every error is one line on stderr, never a traceback (HUBCTL_DEBUG=1
@@ -112,6 +112,20 @@ def _add_policy(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _add_drill(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("drill", help="kill a member of the live fleet, time every phase against the budget")
+    from hubctl.drill.run import add_arguments
+
+    add_arguments(p)
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from hubctl.drill.run import main as drill_main
+
+        return drill_main(args, repo)
+
+    p.set_defaults(func=run)
+
+
 def _add_docs(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("docs", help="regenerate docs/configuration.md and docs/stack.schema.json from the models")
     p.add_argument("--check", action="store_true", help="exit 1 if the files are out of date, write nothing")
@@ -124,7 +138,7 @@ def _add_docs(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_docs)
+COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs)
 """One function per subcommand (a new command adds its own `_add_<name>` here)."""
 
 

@@ -101,7 +101,9 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
 
             violations = check_plan(json.loads(files["plan.json"]))
     if as_json:
-        value: dict[str, Any] = {"outDir": str(out_dir), "report": doc}
+        from hubctl.summary import as_json as summary_json
+
+        value: dict[str, Any] = {**summary_json(plan, config, out_dir), "outDir": str(out_dir), "report": doc}
         if violations is not None:
             value["policy"] = policy_document(violations, plan.stack)
         out.json(value)
@@ -111,28 +113,33 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
         report.render(out, header(plan, out_dir), sections, list(files))
     if violations is None:
         return EXIT_OK
-    if not as_json:
-        from hubctl.policy_check import format_violations
+    from hubctl.policy_check import format_violations
 
-        out.text(format_violations(violations, plan.stack))
+    verdict = format_violations(violations, plan.stack)
+    if as_json:  # stdout stays one JSON document; the verdict is for the person reading the terminal
+        print(verdict, file=out.stderr)
+    else:
+        out.text(verdict)
     return EXIT_FINDINGS if violations else EXIT_OK
 
 
 def run_budget(repo: Path, stack: str, as_json: bool = False, markdown: bool = False, out: Output | None = None) -> int:
-    from components.operations.budget import budget_markdown, failover_budget, fmt_seconds, format_budget
+    from components.operations.budget import budget_markdown, failover_budget, format_budget
 
     out = out or Output()
     _, config = load_config(repo, stack)
     budget = failover_budget(config)
     if as_json:
-        out.json({"stack": stack, **report.budget_section(budget, "", fmt_seconds).data})
+        out.json({"stack": stack, **report.budget_section(budget, "").data})
     elif markdown:
         out.text(budget_markdown(budget))
     elif out.rich:
-        section = report.budget_section(budget, "", fmt_seconds)
+        section = report.budget_section(budget, "")
         assert section.table is not None
-        title = format_budget(budget).splitlines()[0]
-        out.table(Table(section.table.headers, section.table.rows, title=title, footer=section.table.footer))
+        out.table(Table(section.table.headers, section.table.rows, title=f"failover budget: {stack}",
+                        footer=section.table.footer))
+        for note in budget.footnotes:
+            out.text(f"* {note}")
     else:
         out.text(format_budget(budget))
     return EXIT_OK

@@ -135,23 +135,63 @@ def version_skew_section(plan: Plan, config: FleetConfig) -> Section | None:
 def failover_budget_section(plan: Plan, config: FleetConfig) -> Section | None:
     if not config.members:
         return None
-    from components.operations.budget import failover_budget, fmt_seconds, format_budget
+    from components.operations.budget import failover_budget, format_budget
 
-    budget = failover_budget(config)
-    return budget_section(budget, format_budget(budget), fmt_seconds)
+    report = failover_budget(config)
+    return budget_section(report, format_budget(report))
 
 
-def budget_section(budget: Any, text: str, fmt: Callable[[float], str]) -> Section:
-    """The failover budget as a section (also what `hubctl budget --json` prints)."""
-    rows = [[t.name, fmt(t.seconds), t.how] for t in budget.terms]
-    table = Table(["term", "seconds", "how"], rows, footer=[f"total  {fmt(budget.total)} s"])
-    metrics = {"worst case": Metric(round(budget.total, 2), "s", "lower")}
-    metrics |= {t.name: Metric(round(t.seconds, 2), "s", "lower") for t in budget.terms}
-    data = {"syncMode": budget.sync_mode, "members": list(budget.members), "note": budget.note,
-            "totalSeconds": round(budget.total, 2),
-            "terms": [{"name": t.name, "seconds": round(t.seconds, 2), "how": t.how} for t in budget.terms]}
-    return Section("failoverBudget", "failover budget", table, text="failover budget\n" + text, metrics=metrics,
-                   data=data)
+def _terms(budget: Any) -> list[dict[str, Any]]:
+    return [{"name": t.name, "seconds": round(t.seconds, 2), "how": t.how} for t in budget.terms]
+
+
+def budget_section(report: Any, text: str) -> Section:
+    """The failover budget (components/operations/budget.py FailoverReport: the traffic clock, the capacity
+    clock, the RTO per tenant) as a section; also what `hubctl budget --json` prints."""
+    from components.operations.budget import fmt_seconds
+
+    capacity, traffic = report.capacity, report.traffic
+    rows = [[f"traffic: {t.name}", fmt_seconds(t.seconds), t.how] for t in (traffic.terms if traffic else ())]
+    rows += [[f"capacity: {t.name}", fmt_seconds(t.seconds), t.how] for t in capacity.terms]
+    footer = [f"capacity clock  {fmt_seconds(capacity.total)} s"]
+    if traffic is not None:
+        footer.insert(0, f"traffic clock   {fmt_seconds(traffic.total)} s")
+    footer += [f"{r.tenant} ({r.placement}, {r.clock})  {fmt_seconds(r.seconds)} s" for r in report.tenants]
+    metrics = {"worst case": Metric(round(report.worst.seconds, 2), "s", "lower")}
+    metrics["capacity clock"] = Metric(round(capacity.total, 2), "s", "lower")
+    if traffic is not None:
+        metrics["traffic clock"] = Metric(round(traffic.total, 2), "s", "lower")
+    metrics |= {f"{r.tenant} RTO": Metric(round(r.seconds, 2), "s", "lower") for r in report.tenants}
+    metrics |= {f"capacity: {t.name}": Metric(round(t.seconds, 2), "s", "lower") for t in capacity.terms}
+    if traffic is not None:
+        metrics |= {f"traffic: {t.name}": Metric(round(t.seconds, 2), "s", "lower") for t in traffic.terms}
+    data = {
+        "worstSeconds": round(report.worst.seconds, 2), "rtoSeconds": report.rto_seconds,
+        "capacity": {"syncMode": capacity.sync_mode, "members": list(capacity.members), "note": capacity.note,
+                     "totalSeconds": round(capacity.total, 2), "terms": _terms(capacity)},
+        "traffic": None if traffic is None else {"totalSeconds": round(traffic.total, 2),
+                                                 "authoritativeSeconds": round(traffic.authoritative, 2),
+                                                 "restoreSeconds": round(traffic.restore_seconds, 2),
+                                                 "terms": _terms(traffic)},
+        "tenants": [{"tenant": r.tenant, "placement": r.placement, "clock": r.clock,
+                     "seconds": round(r.seconds, 2)} for r in report.tenants],
+        "footnotes": list(report.footnotes),
+    }
+    return Section("failoverBudget", "failover budget", Table(["term", "seconds", "how"], rows, footer=footer),
+                   text="failover budget\n" + text, metrics=metrics, data=data)
+
+
+def whatif_section(plan: Plan, config: FleetConfig) -> Section | None:
+    """The what-if table (components/fleet/whatif.py): each tenant's effect of losing one member or region."""
+    if not (config.members and config.tenants):
+        return None
+    from components.fleet.whatif import fleet_whatif, format_whatif
+
+    report = fleet_whatif(config)
+    rows = [[t.tenant, t.effect] for t in report.tenants]
+    return Section("whatif", "what-if: one member or region lost", Table(["tenant", "effect"], rows),
+                   text="what-if: one member or region lost\n" + format_whatif(report),
+                   metrics={f"{t.tenant} effect": Metric(t.effect) for t in report.tenants}, data=report.as_dict())
 
 
 CERT_TYPES = ("tls:index/locallySignedCert:LocallySignedCert", "tls:index/selfSignedCert:SelfSignedCert")
@@ -193,11 +233,12 @@ SECTIONS: list[SectionBuilder] = [
     control_plane_section,
     version_skew_section,
     failover_budget_section,
+    whatif_section,
     certificates_section,
 ]
 """In print order. A new room appends its builder here (a what-if table, budget clocks, ...)."""
 
-TERMINAL_SECTIONS = ("components", "outputs", "controlPlane", "versionSkew", "failoverBudget")
+TERMINAL_SECTIONS = ("components", "outputs", "controlPlane", "versionSkew", "failoverBudget", "whatif")
 """What the plan prints (the certificates table is long: it is in `--json` and report.json)."""
 
 

@@ -24,3 +24,19 @@ def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]
     buffer = io.StringIO()
     report.render(Output(buffer, buffer), header(plan, out_dir), report.build(plan, config), list(files))
     return buffer.getvalue().rstrip("\n")
+
+
+def as_json(plan: Plan, config: FleetConfig, out_dir: Path) -> dict[str, object]:
+    """The summary's headline as data (the top of `hubctl plan --json`): resources, plain outputs and the what-if
+    table; the full report sits beside it under `report`."""
+    from components.fleet.whatif import fleet_whatif
+
+    endpoints = {k: v for k, v in plan.outputs.items()
+                 if v != "[secret]" and isinstance(v, str | int) and "\n" not in str(v)}
+    return {
+        "plan": f"{plan.project}/{plan.stack}",
+        "resources": len(plan.records),
+        "out": str(out_dir),
+        "outputs": endpoints,
+        "whatif": fleet_whatif(config).as_dict() if config.members and config.tenants else None,
+    }

@@ -94,11 +94,13 @@ def test_policy_violations_are_exit_1(tmp_path: Path) -> None:
 def test_budget_json_and_markdown() -> None:
     code, out, _ = run("budget", "dev", "--json")
     doc = json.loads(out)
-    assert code == 0 and doc["stack"] == "dev" and doc["totalSeconds"] == round(sum(t["seconds"] for t in
-                                                                                   doc["terms"]), 2)
-    assert {t["name"] for t in doc["terms"]} >= {"detection", "DNS TTL"}
+    capacity = doc["capacity"]
+    assert code == 0 and doc["stack"] == "dev"
+    assert capacity["totalSeconds"] == round(sum(t["seconds"] for t in capacity["terms"]), 2)
+    assert {t["name"] for t in capacity["terms"]} >= {"detection"} and doc["traffic"]["terms"]
+    assert doc["worstSeconds"] == max(t["seconds"] for t in doc["tenants"])
     code, out, _ = run("budget", "dev", "--markdown")
-    assert out.startswith("**Failover budget, worst case:") and "| **total** |" in out
+    assert out.startswith("**Traffic RTO") and "| **total** |" in out
 
 
 def test_skew_table_and_json() -> None:

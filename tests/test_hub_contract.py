@@ -30,6 +30,8 @@ def _contract(**changes: Any) -> dict[str, Any]:
     for key, value in changes.items():
         if key in ("ttl", "intervalSeconds", "refreshSeconds"):
             contract["dns"] = {**contract["dns"], key: value}
+        elif key == "failover":
+            contract["dns"] = {**contract["dns"], "failover": {**contract["dns"]["failover"], **value}}
         else:
             contract[key] = value
     return contract
@@ -40,13 +42,26 @@ def test_the_example_region_stacks_agree_with_prod_hub() -> None:
         check_hub_contract(load_stack(stack), _contract(), f"stacks/Pulumi.{stack}.yaml", HUB)
 
 
+def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> None:
+    """The migration order: region stacks publish their LB address before the hub switches external-dns."""
+    old = _contract()
+    old["dns"] = {k: v for k, v in old["dns"].items() if k != "failover"}
+    check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+    old["dns"]["ttl"] = 120  # every other promise is still checked
+    with pytest.raises(ConfigError, match=r"dns\.ttl: 60 here"):
+        check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+
+
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"karmadaVersion": "v1.19.0"},
      "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "
      "compatibility matrix (components/versions.py) does not know; update the checkout first"),
-    ({"ttl": 45},
-     "dns.ttl: 30 here but organization/karmada-hub/prod-hub's external-dns uses 45; the failover budget must "
-     "count the hub's value (set dns.ttl: 45)"),
+    ({"ttl": 120},
+     "dns.ttl: 60 here but organization/karmada-hub/prod-hub's external-dns uses 120; the failover budget must "
+     "count the hub's value (set dns.ttl: 120)"),
+    ({"failover": {"failureThreshold": 4}},
+     "dns.failover.failureThreshold: 3 here but organization/karmada-hub/prod-hub's external-dns uses 4; the "
+     "failover budget must count the hub's value (set dns.failover.failureThreshold: 4)"),
     ({"refreshSeconds": 30},
      "dns.refreshSeconds: 15 here but organization/karmada-hub/prod-hub's external-dns uses 30; the failover "
      "budget must count the hub's value (set dns.refreshSeconds: 30)"),
@@ -100,12 +115,13 @@ def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Pat
     repo = copy_program(tmp_path / "repo")
     path = repo / "stacks" / "Pulumi.prod-fsn1.yaml"
     doc = yaml.safe_load(path.read_text())
-    doc["config"]["karmada-hub:dns"]["ttl"] = 20
+    doc["config"]["karmada-hub:dns"]["intervalSeconds"] = 30
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "prod-fsn1", "--quiet"], cwd=repo,
                             capture_output=True, text=True, timeout=300, env=program_env())
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
-        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.ttl: 20 here but organization/karmada-hub/prod-hub's "
-        "external-dns uses 30; the failover budget must count the hub's value (set dns.ttl: 30)"]
+        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.intervalSeconds: 30 here but "
+        "organization/karmada-hub/prod-hub's external-dns uses 60; the failover budget must count the hub's value "
+        "(set dns.intervalSeconds: 60)"]
     assert not (repo / "build" / "plan" / "prod-fsn1").exists()

@@ -11,8 +11,11 @@ from tests.support.tools import REPO, edited_stack
 
 
 def _without(member: str) -> Plan:
+    left: set[str] = set()
+
     def members(value: list[dict[str, Any]]) -> None:
         value[:] = [m for m in value if m["name"] != member]
+        left.update(m["region"] for m in value)
 
     def tenants(value: list[dict[str, Any]]) -> None:
         for tenant in value:
@@ -20,6 +23,11 @@ def _without(member: str) -> Plan:
             quota = tenant.get("quota")
             if quota:
                 quota["staticAssignments"] = [a for a in quota["staticAssignments"] if a["cluster"] != member]
+            # an overflow group left without members is refused, so the operator drops it with the member
+            groups = [g for g in tenant["placement"].get("overflow", [])
+                      if member not in g.get("clusters", []) and (not g.get("regions") or set(g["regions"]) & left)]
+            if "overflow" in tenant["placement"]:
+                tenant["placement"]["overflow"] = groups
 
     return run_program(REPO, edited_stack("dev", {"members": members, "tenants": tenants}))
 

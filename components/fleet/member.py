@@ -114,7 +114,9 @@ class MemberCluster(pulumi.ComponentResource):
                         config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
                         dns_names=spec.dns_names)
         image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
-        workload = manifests.scheduler_estimator_workload(member.name, image)
+        workload = manifests.scheduler_estimator_workload(
+            member.name, image, feature_gates=flags.gates_for("karmada-scheduler-estimator",
+                                                              config.karmada.feature_gates))
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         needed = manifests.pki_files(workload.args)

@@ -21,6 +21,7 @@ from components.config import FleetConfig
 from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec
+from components.karmada.bootstrap import descheduler_rbac
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply
@@ -31,6 +32,7 @@ COMPONENT_CLIENT_CERTS = {
     "karmada-webhook": "webhook-client",
     "karmada-aggregated-apiserver": "aggregated-apiserver-client",
     "kube-controller-manager": "kube-controller-manager",
+    "karmada-descheduler": "descheduler",
 }
 """Component -> the pki_spec client cert its kubeconfig authenticates with."""
 
@@ -100,7 +102,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.pki = KarmadaPki(f"{name}-pki", config, hub.lb_ipv4, dns_names,
                               opts=pulumi.ResourceOptions(parent=self))
         pki = self.pki
-        quota = any(t.quota is not None and t.quota.enforce for t in config.tenants)
+        # The fleet's tenant gates (karmada.featureGates), each rendered only on the binaries that read it.
+        self._gates = frozenset(karmada.feature_gates)
+        quota = "FederatedQuotaEnforcement" in self._gates
         failover = flags.FailoverSettings.from_config(config.failover)
         kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
@@ -233,7 +237,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.webhook = deploy(manifests.Workload(
             name="karmada-webhook", image=versions.karmada_image("karmada-webhook", karmada.version),
             command=flags.COMMANDS["karmada-webhook"],
-            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota),
+            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota,
+                                    feature_gates=flags.gates_for("karmada-webhook", self._gates)),
             replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080, "health": 8000},
             liveness=manifests.Probe(8000, "/healthz", initial_delay=15),
             readiness=manifests.Probe(flags.WEBHOOK_PORT, "/readyz", "HTTPS", period=5),
@@ -265,7 +270,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.workloads["karmada-scheduler"] = deploy(manifests.Workload(
             name="karmada-scheduler",
             image=versions.karmada_image("karmada-scheduler", self._config.karmada.version),
-            command=flags.COMMANDS["karmada-scheduler"], args=flags.scheduler_args(enable_estimator=estimators),
+            command=flags.COMMANDS["karmada-scheduler"],
+            args=flags.scheduler_args(enable_estimator=estimators,
+                                      feature_gates=flags.gates_for("karmada-scheduler", self._gates)),
             replicas=reps.scheduler, ports={"metrics": 8080, "health": 10351},
             liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
             readiness=manifests.Probe(10351, "/healthz", period=5),
@@ -275,13 +282,22 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             name="karmada-controller-manager",
             image=versions.karmada_image("karmada-controller-manager", self._config.karmada.version),
             command=flags.COMMANDS["karmada-controller-manager"],
-            args=flags.controller_manager_args(enable_failover=True, quota_enforcement=self._quota,
-                                               failover=self._failover),
+            args=flags.controller_manager_args(
+                enable_failover=True, quota_enforcement=self._quota, failover=self._failover,
+                feature_gates=flags.gates_for("karmada-controller-manager", self._gates)),
             replicas=reps.controller_manager, ports={"metrics": 8080, "health": 10357},
             liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
             readiness=manifests.Probe(10357, "/healthz", period=5),
             requests=_resources("200m", "512Mi"),
         ), after=bootstrap)
+        karmada = self._config.karmada
+        if karmada.descheduler_enabled:
+            on_karmada = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=list(bootstrap))
+            rbac = [apply("karmada", obj, on_karmada) for obj in descheduler_rbac(pki_spec.DESCHEDULER_USER)]
+            self.workloads[manifests.DESCHEDULER] = deploy(manifests.descheduler_workload(
+                versions.karmada_image(manifests.DESCHEDULER, karmada.version), reps.descheduler,
+                karmada.descheduler.interval_seconds, karmada.descheduler.unschedulable_threshold_seconds,
+            ), after=[*bootstrap, *rbac])
 
 
 def ca_bundle(ca_pem: pulumi.Input[str]) -> pulumi.Output[str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from components import versions
 from components.config import ConfigError, FleetConfig
+from components.fleet import whatif
 from components.operations.budget import check_rto, failover_budget
 from components.operations.skew import skew_rows
 
@@ -25,6 +26,23 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    check_whatif(config, stack_file)
+
+
+def check_whatif(config: FleetConfig, stack_file: str) -> None:
+    """Refuse a placement the what-if table shows losing a workload to a placement rule: upstream #7455 (the
+    first group tried has no feasible member and no later group succeeds, so the old copy is purged), or a
+    workload that can never be placed at all."""
+    index = {t.name: i for i, t in enumerate(config.tenants)}
+    for row in whatif.fleet_whatif(config).refused():
+        where = f"{stack_file}: karmada-hub:tenants[{index[row.tenant]}].placement"
+        what = f"{row.tenant}/{row.workload}"
+        if row.outcome == "UNPLACEABLE":
+            raise ConfigError(f"{where}: {what} can never be placed ({row.note}); give its groups more members or "
+                              "shrink the workload group")
+        raise ConfigError(f"{where}: {row.scenario.split(' (')[0].replace('lose', 'losing', 1)} deletes {what} "
+                          f"({row.note}); give its groups a member that survives this loss, shrink the workload "
+                          "group, or set failover: manual")
 
 
 def hub_contract(config: FleetConfig) -> dict[str, Any]:
@@ -34,8 +52,11 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
     return {
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
+        "featureGates": sorted(config.karmada.feature_gates),
+        "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
-                                         "refreshSeconds": dns.refresh_seconds},
+                                         "refreshSeconds": dns.refresh_seconds,
+                                         "failover": dns.failover.model_dump(by_alias=True)},
     }
 
 
@@ -58,13 +79,46 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if wants and not contract.get("schedulerEstimators"):
         raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "
                    "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    _check_tenant_contract(config, contract, fail, hub_stack)
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
     if hub_dns is None:
         raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+    # A hub from before the failover controller promises no `failover` values: a region stack may then go first
+    # (it only publishes its LB address for the controller), which is the safe migration order
+    # (docs/runbooks/failover-drill.md).
+    failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
     for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
-                       ("refreshSeconds", config.dns.refresh_seconds)):
-        if hub_dns.get(key) != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
-                       f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")
+                       ("refreshSeconds", config.dns.refresh_seconds),
+                       *((f"failover.{k}", v) for k, v in failover.items())):
+        hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
+            hub_dns.get(key))
+        if hub_value != value:
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+                       f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
+
+
+def _check_tenant_contract(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:
+    """The gates and the priority table live on the hub: a region's list must equal the hub's (its estimators get
+    the same gates as the hub's scheduler), and its tenants may only name priority classes the hub created."""
+    hub_gates = sorted(contract.get("featureGates") or [])
+    if sorted(config.karmada.feature_gates) != hub_gates:
+        raise fail("karmada.featureGates", f"{sorted(config.karmada.feature_gates)} here but {hub_stack} switches on "
+                   f"{hub_gates}; a gate is on or off for the whole fleet (set karmada.featureGates: {hub_gates})")
+    classes: Mapping[str, int] = contract.get("priorityClasses") or {}
+    estimators = bool(contract.get("schedulerEstimators"))
+    for t_i, tenant in enumerate(config.tenants):
+        for key, name in (("priorityClass", tenant.priority_class),
+                          ("critical.priorityClass", tenant.critical and tenant.critical.priority_class)):
+            if name is not None and name not in classes:
+                raise fail(f"tenants[{t_i}].{key}", f"'{name}' is not in {hub_stack}'s karmada.priorityClasses "
+                           f"({', '.join(classes) or 'none'}); add it there first")
+        if tenant.critical is not None:
+            base = classes.get(tenant.priority_class or "", 0)
+            if classes[tenant.critical.priority_class] <= base:
+                raise fail(f"tenants[{t_i}].critical.priorityClass", f"'{tenant.critical.priority_class}' must be "
+                           f"higher than the tenant's own priority ({base})")
+        if tenant.placement.overcommit_protection and not estimators:
+            raise fail(f"tenants[{t_i}].placement.overcommitProtection", f"needs {hub_stack} to run "
+                       "scheduler-estimators (karmada.schedulerEstimators: true)")

@@ -4,7 +4,7 @@ binaries, leader election, failover timing, feature-gate sets and the in-cluster
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, Protocol
@@ -53,6 +53,7 @@ _PKI_FILES = (
     "webhook.crt", "webhook.key",
     "scheduler-estimator.crt", "scheduler-estimator.key",
     "scheduler-estimator-client.crt", "scheduler-estimator-client.key",
+    "descheduler-estimator-client.crt", "descheduler-estimator-client.key",
     "sa.pub", "sa.key",
 )
 
@@ -83,6 +84,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "karmada-webhook": ("/bin/karmada-webhook",),
         "karmada-agent": ("/bin/karmada-agent",),
         "karmada-scheduler-estimator": ("/bin/karmada-scheduler-estimator",),
+        "karmada-descheduler": ("/bin/karmada-descheduler",),
     }
 )
 """Container `command` per component (the binary; args never repeat it)."""
@@ -98,6 +100,7 @@ BINARY: Mapping[str, str] = MappingProxyType(
         "karmada-webhook": "karmada-webhook",
         "karmada-agent": "karmada-agent",
         "karmada-scheduler-estimator": "karmada-scheduler-estimator",
+        "karmada-descheduler": "karmada-descheduler",
     }
 )
 """Component -> the binary whose flag set (KNOWN_FLAGS) applies; karmada-apiserver is a kube-apiserver."""
@@ -148,6 +151,7 @@ LEADER_ELECTION: Mapping[str, Lease | None] = MappingProxyType(
         "karmada-webhook": None,  # stateless; every replica serves
         "karmada-scheduler-estimator": None,
         "karmada-agent": Lease("karmada-agent-<cluster>"),
+        "karmada-descheduler": Lease("karmada-descheduler"),  # name fixed upstream (no flag)
     }
 )
 """For the plan table: which components leader-elect and on which lease (ref §2.1). kube-controller-
@@ -234,6 +238,66 @@ def feature_gates_flag(gates: Mapping[str, bool]) -> list[str]:
 
 FAILOVER_GATES: Mapping[str, bool] = MappingProxyType({"Failover": True, "GracefulEviction": True})
 QUOTA_GATES: Mapping[str, bool] = MappingProxyType({"FederatedQuotaEnforcement": True})
+
+KARMADA_GATES = frozenset({
+    "Failover", "GracefulEviction", "PropagateDeps", "CustomizedClusterResourceModeling", "PropagationPolicyPreemption",
+    "MultiClusterService", "ResourceQuotaEstimate", "StatefulFailoverInjection", "PriorityBasedScheduling",
+    "FederatedQuotaEnforcement", "LoggingAlphaOptions", "LoggingBetaOptions", "ContextualLogging",
+    "MultiplePodTemplatesScheduling", "ControllerPriorityQueue", "WorkloadAffinity", "SchedulingOvercommitProtection",
+})
+"""Every gate `features.FeatureGate` knows at Karmada v1.18.2 (`pkg/features/features.go`, DefaultFeatureGates).
+
+Each Karmada binary registers this one gate set, so any of these names parses on any of them; any other name
+(a typo, or `PriorityBasedPreemptiveScheduling`, which the API docs mention but no tag defines) makes the binary
+exit with "unrecognized feature gate" (k8s.io/component-base featuregate `Set`). The descheduler registers no
+`--feature-gates` flag at all."""
+
+GATE_READERS: Mapping[str, frozenset[str]] = MappingProxyType({
+    # cmd/controller-manager/app/controllermanager.go:297,828 (taint manager, cluster-taint-policy controller)
+    "Failover": frozenset({"karmada-controller-manager"}),
+    # pkg/controllers/applicationfailover/common.go:166 (the graceful-eviction controller itself is ungated)
+    "GracefulEviction": frozenset({"karmada-controller-manager"}),
+    # cmd/controller-manager/app/controllermanager.go:641, pkg/webhook/resourcebinding/validating.go:121
+    "FederatedQuotaEnforcement": frozenset({"karmada-controller-manager", "karmada-webhook"}),
+    # pkg/detector/detector.go:851 (groups copied into the binding); pkg/scheduler/framework/plugins/registry.go:44
+    "WorkloadAffinity": frozenset({"karmada-controller-manager", "karmada-scheduler"}),
+    # pkg/scheduler/scheduler.go:331,709 + core/util.go:83; pkg/estimator/server/estimate.go:51,98
+    "SchedulingOvercommitProtection": frozenset({"karmada-scheduler", "karmada-scheduler-estimator"}),
+    # pkg/detector/detector.go:865 (PriorityClass -> binding); pkg/scheduler/scheduler.go:253 (priority queue)
+    "PriorityBasedScheduling": frozenset({"karmada-controller-manager", "karmada-scheduler"}),
+    # pkg/detector/preemption.go:54, detector.go:1024,1112
+    "PropagationPolicyPreemption": frozenset({"karmada-controller-manager"}),
+    # pkg/controllers/cluster/taint_manager.go:284,350, binding/common.go:128, applicationfailover/common.go:145
+    "StatefulFailoverInjection": frozenset({"karmada-controller-manager"}),
+    # pkg/detector/detector.go:1528 + util/helper/binding.go:457; estimator/server/.../resourcequota.go:78
+    "ResourceQuotaEstimate": frozenset({"karmada-controller-manager", "karmada-scheduler-estimator"}),
+})
+"""Gate -> the binaries whose code reads it at v1.18.2 (call sites of `features.FeatureGate.Enabled`, non-test,
+mapped to the `cmd/<binary>` that links and runs them). A gate set anywhere else is parsed and ignored; this
+program renders each one exactly on its readers, so a half-set gate (e.g. WorkloadAffinity only on the
+scheduler: bindings carry no groups) cannot happen."""
+
+TENANT_GATES = ("WorkloadAffinity", "SchedulingOvercommitProtection", "ResourceQuotaEstimate",
+                "PriorityBasedScheduling", "PropagationPolicyPreemption", "StatefulFailoverInjection",
+                "FederatedQuotaEnforcement")
+"""The gates a fleet switches on for its tenants' placement features (`karmada.featureGates`)."""
+
+
+def gates_for(binary: str, fleet_gates: Iterable[str]) -> dict[str, bool]:
+    """The subset of the fleet's tenant gates that `binary` reads, all true."""
+    return {g: True for g in sorted(fleet_gates) if binary in GATE_READERS.get(g, frozenset())}
+
+
+def check_gates(binary: str, gates: Mapping[str, bool]) -> None:
+    """Refuse a gate the pinned binary would exit on, or a tenant gate rendered where upstream never reads it."""
+    for name in gates:
+        if name not in KARMADA_GATES:
+            raise ValueError(f"{binary}: '{name}' is not a feature gate of Karmada v1.18.2; the binary would exit "
+                             "with 'unrecognized feature gate'")
+        readers = GATE_READERS.get(name)
+        if readers is not None and binary not in readers:
+            raise ValueError(f"{binary}: feature gate {name} is read only by {', '.join(sorted(readers))}; "
+                             "rendering it here would do nothing")
 
 
 def _fqdn(host: str, namespace: str, cluster_domain: str) -> str:

@@ -9,6 +9,7 @@ from components.karmada.flags.common import (
     PKI_DIR,
     QUOTA_GATES,
     WEBHOOK_PORT,
+    check_gates,
     feature_gates_flag,
     merge_gates,
 )
@@ -26,6 +27,7 @@ def webhook_args(
     gates = merge_gates(QUOTA_GATES if quota_enforcement else {}, feature_gates or {})
     if not quota_enforcement and gates.get("FederatedQuotaEnforcement"):
         raise ValueError("FederatedQuotaEnforcement=true needs quota_enforcement=True")
+    check_gates("karmada-webhook", gates)
     args = [
         f"--kubeconfig={KUBECONFIG_PATH}",
         "--bind-address=0.0.0.0",
