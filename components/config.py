@@ -469,8 +469,9 @@ class KarmadaConfig(Model):
     pki: PkiConfig = PkiConfig()
     """Certificate lifetimes of the Karmada PKI."""
     scheduler_estimators: bool = False
-    """The scheduler asks per-member scheduler-estimators for available replicas (members opt in with
-    `schedulerEstimator: true`; the hub's stack turns the scheduler side on, so prod-hub sets this)."""
+    """The scheduler asks per-member scheduler-estimators for available replicas: then every Push member of the
+    fleet needs `schedulerEstimator: true` (the scheduler dials one per Push Cluster; Pull members are skipped).
+    The hub's stack turns the scheduler side on, so prod-hub sets this."""
     feature_gates: list[TenantGate] = []
     """The alpha gates the fleet's tenants need, switched on exactly in the binaries that read them. all-in-one:
     exactly what the tenants use; hub: what its region stacks' tenants use; region: the hub's list."""
@@ -660,7 +661,8 @@ class QuotaConfig(Model):
     static_assignments: list[StaticAssignment] = []
     """Per-member shares of `overall` (their sum must fit in it)."""
     enforce: bool = True
-    """Turns on FederatedQuotaEnforcement (controller-manager and webhook) for the fleet."""
+    """Enforced by the hub's controller-manager and webhook: needs FederatedQuotaEnforcement in
+    karmada.featureGates (the whole fleet's list, decided by the hub stack)."""
 
 
 LABEL_KEY = (r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?/)?"
@@ -1151,6 +1153,10 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
+            if m.sync_mode == "Pull" and m.labels:
+                raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
+                            "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
+                            loc=("members", i, "labels"))
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
@@ -1510,5 +1516,6 @@ _CUSTOM_TYPES = frozenset(
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
-     "hold_down", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label", "reserved_ns"}
+     "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
+     "reserved_ns"}
 )

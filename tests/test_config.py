@@ -188,6 +188,9 @@ BAD: list[tuple[str, Mutation, str]] = [
      "(got 'http://s3.example.com')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
+    ("pull-member-labels", set_at(["members", 1, "labels"], {"tier": "standard"}),
+     "members[1].labels: a Pull member's Cluster is created by its karmada-agent, which sets no labels "
+     "(Karmada's agent has no flag for them); remove labels or use syncMode: Push"),
     # issue 16: messages that do not mislead, hostile values refused, nothing secret echoed
     ("ipv6-typo-says-ipv6", set_at(["hub", "firewall", "sshCidrs"], ["2001:db8::/129"]),
      "hub.firewall.sshCidrs[0]: '2001:db8::/129' is not a valid IPv6 network like 2001:db8::/48 ('129' is not a "

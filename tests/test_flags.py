@@ -95,6 +95,12 @@ def test_etcd_flags_are_in_all_supported_etcd_versions() -> None:
     assert {"peer-client-cert-auth", "listen-metrics-urls", "initial-cluster-token"} <= f.KNOWN_FLAGS["etcd"]
 
 
+def test_etcd_renders_no_flag_deprecated_in_the_pinned_release() -> None:
+    """etcd v3.6.6 server/embed/config.go: --snapshot-count "Deprecated in v3.6 and will be decommissioned in
+    v3.7"; its 3.6 default (server/etcdserver/server.go DefaultSnapshotCount = 10000) is what was rendered."""
+    assert "snapshot-count" not in f.flag_names(f.etcd_args(3, "t"))
+
+
 # ------------------------------------------------------------------------------------ leader election
 
 
@@ -206,7 +212,9 @@ def test_scheduler_estimator_flags_follow_switch() -> None:
 
 def test_apiserver_hardening_and_wiring() -> None:
     v = f.flag_values(f.karmada_apiserver_args())
-    assert v["anonymous-auth"] == "false" and v["profiling"] == "false"
+    # anonymous access comes only from the authentication config (health paths); the flag would conflict with it
+    assert "anonymous-auth" not in v and v["authentication-config"] == f.AUTHENTICATION_CONFIG_PATH
+    assert v["profiling"] == "false"
     assert v["secure-port"] == "5443"
     assert v["etcd-servers"] == "https://etcd-client.karmada-system.svc.cluster.local:2379"
     assert v["authorization-mode"] == "Node,RBAC"

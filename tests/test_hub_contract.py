@@ -93,13 +93,60 @@ def test_agents_may_trail_the_hub_but_never_lead_it(monkeypatch: pytest.MonkeyPa
     assert str(info.value).endswith("(set karmada.version: v1.17.4)")
 
 
+def _with_members(stack: str, **by_name: dict[str, Any]) -> Any:
+    config = load_stack(stack)
+    members = [m.model_copy(update=by_name.get(m.name, {})) for m in config.members]
+    return config.model_copy(update={"members": members})
+
+
 def test_estimators_need_the_hub_scheduler_side() -> None:
     config = load_stack("prod-fsn1")
-    members = [m.model_copy(update={"scheduler_estimator": True}) for m in config.members]
-    config = config.model_copy(update={"members": members})
     check_hub_contract(config, _contract(), FILE, HUB)
     with pytest.raises(ConfigError, match=r"karmada\.schedulerEstimators off"):
         check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
+
+
+def test_every_member_has_the_estimator_the_hub_dials() -> None:
+    """karmada v1.18.2 pkg/scheduler/scheduler.go and pkg/descheduler/descheduler.go establishEstimatorConnections:
+    one dial per Cluster (the descheduler has no Pull-mode opt-out); a member without an estimator is a dead dial."""
+    config = _with_members("prod-fsn1", **{"prod-fsn1-b": {"scheduler_estimator": False}})
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(config, _contract(), FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:members[1].schedulerEstimator: {HUB}'s scheduler asks every member's estimator "
+        "(karmada.schedulerEstimators: true in stacks/Pulumi.prod-hub.yaml) and would dial "
+        "karmada-scheduler-estimator-prod-fsn1-b, which nothing creates: set schedulerEstimator: true on "
+        "prod-fsn1-b, or karmada.schedulerEstimators: false in stacks/Pulumi.prod-hub.yaml")
+    nobody = _with_members("prod-fsn1", **{m: {"scheduler_estimator": False}
+                                            for m in ("prod-fsn1-a", "prod-fsn1-b", "prod-fsn1-c")})
+    check_hub_contract(nobody, _contract(schedulerEstimators=False), FILE, HUB)  # nobody dials them then
+
+
+def test_an_all_in_one_stack_agrees_with_its_own_hub_side() -> None:
+    from components.operations import preflight
+
+    dev = _with_members("dev", **{"dev-hel1-a": {"scheduler_estimator": False}})
+    with pytest.raises(ConfigError, match=r"^stacks/Pulumi\.dev\.yaml: karmada-hub:members\[1\]\.schedulerEstimator: "
+                                          r"this stack's scheduler asks every member's estimator"):
+        preflight.check(dev, "stacks/Pulumi.dev.yaml")
+
+
+def test_controller_manager_failover_values_are_the_hubs() -> None:
+    """D6: --resource-eviction-rate and the monitor periods are controller-manager flags (karmada v1.18.2
+    cmd/controller-manager/app/options/cluster_failover.go, options.go); a region's value feeds no binary."""
+    hub = _contract()
+    slower = {**hub, "failover": {**hub["failover"], "resourceEvictionRate": 0.5}}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), slower, FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:failover.resourceEvictionRate: 2 here but {HUB}'s karmada-controller-manager runs "
+        "--resource-eviction-rate=0.5 for every member; the failover budget must count the hub's value (set "
+        "failover.resourceEvictionRate: 0.5 here, or change it in stacks/Pulumi.prod-hub.yaml)")
+    # a threshold the agents read binds a region only through its Push members: prod-ash is Pull only
+    other = {**hub, "failover": {**hub["failover"], "clusterFailureThreshold": 60}}
+    check_hub_contract(load_stack("prod-ash"), other, "stacks/Pulumi.prod-ash.yaml", HUB)
+    with pytest.raises(ConfigError, match=r"failover\.clusterFailureThreshold: 30 here"):
+        check_hub_contract(load_stack("prod-fsn1"), other, FILE, HUB)
 
 
 def test_pulumi_run_stops_with_one_line_on_the_stack_reference(rendered_prod_hub: Any) -> None:

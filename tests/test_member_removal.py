@@ -1,6 +1,7 @@
 """Removing a member from the stack removes everything the program made for it, on every API server,
 and nothing of anyone else: its Cluster, its credentials in the karmada-apiserver, the join objects in
-the member, its scheduler-estimator on the host, its LB target and its share of the status override."""
+the member, its scheduler-estimator on the host, its LB target and its share of the status override. A Pull
+member's Cluster is not among them: its agent creates it, and the operator deletes it first."""
 
 from __future__ import annotations
 
@@ -55,10 +56,11 @@ def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev
 
 
 def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Plan) -> None:
+    """Its Cluster is the agent's, never in the plan (runbook: delete it before removing the member)."""
     before, after = _by_urn(rendered_dev), _by_urn(_without("dev-hel1-a"))
     removed = {before[u].name for u in set(before) - set(after)}
     expected = {
-        "karmada-cluster-dev-hel1-a", "k8s-member-dev-hel1-a",
+        "k8s-member-dev-hel1-a",
         "agent-dev-hel1-a", "agent-dev-hel1-a-key",                          # the agent's client cert
         "member-dev-hel1-a-deployment-karmada-system-karmada-agent",
         "member-dev-hel1-a-secret-karmada-system-karmada-kubeconfig",        # the agent's credentials

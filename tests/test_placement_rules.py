@@ -164,11 +164,27 @@ def test_cluster_matches_like_upstream() -> None:
 
 
 def test_the_rules_run_in_the_offline_check(rendered_dev: Any) -> None:
-    """The dev plan passes; a stateful policy stripped of its state story in the same plan does not."""
+    """The dev plan passes; a stateful policy stripped of its state story in the same plan does not. Deployments are
+    included: a Pull member's Cluster is the one its agent registers (read from the agent's flags)."""
     plan = {"stack": "dev", "resources": [
         {"type": r.type, "urn": r.urn, "inputs": copy.deepcopy(unwrap(r.inputs))} for r in rendered_dev.records
-        if r.type in (PP, CLUSTER)]}
+        if r.type in (PP, CLUSTER, "kubernetes:apps/v1:Deployment")]}
     assert [v for v in check_plan(plan) if v.policy.startswith(("stateful", "overflow", "affinity"))] == []
     ledger = next(r for r in plan["resources"] if r["type"] == PP and r["inputs"]["metadata"]["name"] == "ledger")
     del ledger["inputs"]["spec"]["failover"]["cluster"]["statePreservation"]
     assert [v.policy for v in check_plan(plan) if v.policy.startswith("stateful")] == ["stateful-failover-needs-state"]
+
+
+def test_a_pull_members_cluster_is_the_one_its_agent_registers() -> None:
+    """The plan renders no Pull Cluster (the agent creates it from its flags at start): the rules count an agent
+    Deployment as that Cluster, with its --cluster-region/--cluster-zones and no labels."""
+    from components.karmada import flags
+
+    hel = member("m-hel1-a", "eu-hel")
+    args = flags.agent_args(hel.name, hel.api_endpoint, region=hel.region, zones=hel.zones)
+    agent = member_docs.agent_deployment(hel.name, "v1.18.2", args)
+    pushed = [m for m in MEMBERS if m.region != "eu-hel"]
+    resources = [*stack(rendered(placement=OVERFLOW), members=pushed),
+                 ("kubernetes:apps/v1:Deployment", agent, "urn:agent")]
+    assert rules.overflow_groups_exist(resources) == []
+    assert rules.overflow_groups_exist(stack(rendered(placement=OVERFLOW), members=pushed))  # without the agent

@@ -72,7 +72,10 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     plan = prod_plans[stack]
     _, config = load_config(REPO, stack)
     clusters = {o["metadata"]["name"] for t, o in objects(plan) if t == "karmada" and o["kind"] == "Cluster"}
-    assert clusters == {m.name for m in config.members}
+    assert clusters == {m.name for m in config.members if m.sync_mode == "Push"}  # Pull: the agent makes it
+    agents = {t.removeprefix("member-") for t, o in objects(plan) if o["kind"] == "Deployment"
+              and o["metadata"]["name"] == "karmada-agent"}
+    assert agents == {m.name for m in config.members if m.sync_mode == "Pull"}
     (lb,) = [unwrap(r.inputs) for r in _records(plan, "hcloud:index/loadBalancer:LoadBalancer")]
     assert lb["location"] == config.regions[region].location
     (attachment,) = _records(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork")

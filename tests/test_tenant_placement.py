@@ -591,6 +591,8 @@ def test_region_overcommit_protection_needs_the_hubs_estimators() -> None:
         raw["tenants"][0]["placement"] = {"replicaScheduling": "Divided", "weighting": "dynamic",
                                           "preferredRegions": ["eu-fsn"], "overcommitProtection": True}
         raw["tenants"][0]["quota"]["staticAssignments"] = []
+        for member in raw["members"]:  # a hub without estimators: no member may run one
+            member.pop("schedulerEstimator", None)
     config = _region(sop)
     gates = ["FederatedQuotaEnforcement", "SchedulingOvercommitProtection", "WorkloadAffinity"]
     with pytest.raises(ConfigError, match="overcommitProtection: needs org/karmada-hub/prod-hub to run"):

@@ -126,8 +126,10 @@ def namespaces() -> list[dict[str, Any]]:
 
 
 def rbac() -> list[dict[str, Any]]:
-    """Upstream's aggregation roles and cluster-proxy-admin, plus the lease Role kube-controller-manager
-    needs because its leader election lives in karmada-system (its built-in role covers kube-system only)."""
+    """Upstream's aggregation roles and cluster-proxy-admin, plus a lease Role for kube-controller-manager's
+    leader election in karmada-system. The bootstrap ClusterRole `system:kube-controller-manager` already
+    grants that in every namespace in the Kubernetes versions this was read in; the Role is kept because the
+    rule could not be re-read at the pinned v1.35.2 (docs/upstream-contract.md), and it grants nothing more."""
     groups = ["autoscaling.karmada.io", "multicluster.x-k8s.io", "networking.karmada.io", "policy.karmada.io",
               "work.karmada.io"]
     read = ["get", "list", "watch"]

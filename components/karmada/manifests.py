@@ -253,6 +253,23 @@ rules:
 """
 
 
+def authentication_config(anonymous_paths: Sequence[str] = flags.HEALTH_PATHS) -> str:
+    """AuthenticationConfiguration (apiserver.config.k8s.io/v1) that allows anonymous requests on exactly
+    `anonymous_paths` and nowhere else (the anonymous authenticator matches the request path exactly)."""
+    if not anonymous_paths:
+        raise ValueError("anonymous_paths must name at least one path (else leave anonymous out entirely)")
+    for path in anonymous_paths:
+        if not path.startswith("/") or "*" in path:
+            raise ValueError(f"anonymous path {path!r} must be an exact absolute path")
+    conditions = "".join(f"\n    - path: {p}" for p in anonymous_paths)
+    return f"""apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:{conditions}
+"""
+
+
 def encryption_config(aescbc_key_b64: str) -> str:
     """EncryptionConfiguration: Secrets encrypted at rest with aescbc; `identity` last keeps old data readable."""
     return f"""apiVersion: apiserver.config.k8s.io/v1
@@ -290,7 +307,9 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
         args=flags.scheduler_estimator_args(cluster, feature_gates=feature_gates), replicas=replicas,
         ports={"grpc": flags.ESTIMATOR_PORT, "metrics": 8080, "health": ESTIMATOR_HEALTH_PORT},
         liveness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", initial_delay=15),
-        readiness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", period=5),
+        # `/healthz` is a constant 200; the gRPC port opens only once the member informers synced, so ready
+        # means "the port accepts" (no gRPC health service exists for a grpc probe).
+        readiness=Probe(flags.ESTIMATOR_PORT, period=5),
         requests={"cpu": "100m", "memory": "128Mi"}, kubeconfig=False,
         extra_volumes=[{"name": "member-kubeconfig", "secret": {
             "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,

@@ -45,6 +45,8 @@ TXT_PREFIX = "reg-%{record_type}-"
 MANAGED_RECORD_TYPES = ("A", "AAAA", "CNAME")
 WEBHOOK_URL = "http://localhost:8888"
 """The Hetzner webhook's default WEBHOOK_ADDRESS (localhost only, so nothing outside the pod can call it)."""
+WEBHOOK_TIMEOUT_SECONDS = 30
+"""external-dns' webhook read and write timeouts (each); the Hetzner webhook's server allows 60 s per request."""
 EXTERNAL_DNS_METRICS_PORT = 7979
 WEBHOOK_METRICS_PORT = 8080
 
@@ -204,6 +206,10 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
     args = [
         "--provider=webhook",
         f"--webhook-provider-url={WEBHOOK_URL}",
+        # The client timeout is read + write; a transport timeout is not a soft error and ends the process.
+        # 30 s + 30 s = the webhook server's own 60 s read/write timeouts.
+        f"--webhook-provider-read-timeout={WEBHOOK_TIMEOUT_SECONDS}s",
+        f"--webhook-provider-write-timeout={WEBHOOK_TIMEOUT_SECONDS}s",
         "--source=crd",
         f"--namespace={EXTERNAL_DNS_NAMESPACE}",
         f"--label-filter=app.kubernetes.io/managed-by={FAILOVER_MANAGED_BY}",
@@ -271,8 +277,12 @@ def external_dns_objects(dns: DnsConfig, token_secret: str) -> list[dict[str, An
             {"name": "METRICS_ADDRESS", "value": f":{WEBHOOK_METRICS_PORT}"},
         ],
         "ports": [{"name": "http-webhook", "containerPort": WEBHOOK_METRICS_PORT, "protocol": "TCP"}],
-        "startupProbe": {"tcpSocket": {"port": "http-webhook"}, "periodSeconds": 2, "failureThreshold": 30},
-        "livenessProbe": {"tcpSocket": {"port": "http-webhook"}, "periodSeconds": 10, "failureThreshold": 3},
+        # Its metrics server answers /ready and /healthz with 200 only once the provider listener is bound
+        # (503 before and after SIGTERM); the port alone is open before the webhook can serve.
+        "startupProbe": {"httpGet": {"path": "/ready", "port": "http-webhook"}, "periodSeconds": 2,
+                         "failureThreshold": 30},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http-webhook"}, "periodSeconds": 10,
+                          "failureThreshold": 3},
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
         "securityContext": dict(_RESTRICTED),
     }

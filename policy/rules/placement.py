@@ -1,6 +1,7 @@
 """Tenant placement rules: the stateful boundary, and affinity/overflow groups that resolve to real members.
 
-They read the rendered PropagationPolicies and Cluster objects of a stack (wire inputs), so they also catch a
+They read the rendered PropagationPolicies and Cluster objects of a stack (wire inputs; a Pull member's Cluster
+is the one its agent will register, read from the agent's flags), so they also catch a
 hand-edited or future policy the config checks never saw. The names they read are the program's own
 (`components/fleet/policy_docs.py`), repeated here because the pack imports only the standard library; a test
 keeps the two in step.
@@ -92,8 +93,31 @@ def stateful_failover(resource_type: str, props: Props) -> list[str]:
 # ------------------------------------------------------------------------------------ clusters and groups
 
 
+AGENT_BINARY = "karmada-agent"
+
+
 def _clusters(resources: Sequence[StackResource]) -> list[Props]:
-    return [p for t, p, _ in resources if k8s_kind(t) == "Cluster" and isinstance(p, Mapping)]
+    """The stack's Clusters: the ones it renders (Push) and the ones its Pull agents create at start, as the
+    agent registers them from its flags (karmada v1.18.2 cmd/agent/app/agent.go
+    generateClusterInControllerPlane: name, Pull, provider, region, zones, no labels)."""
+    rendered = [p for t, p, _ in resources if k8s_kind(t) == "Cluster" and isinstance(p, Mapping)]
+    return rendered + [_agent_cluster(c) for t, p, _ in resources if k8s_kind(t) == "Deployment"
+                       for c in _list(_get(p, "spec", "template", "spec", "containers"))
+                       if isinstance(c, Mapping) and str((_list(c.get("command")) or [""])[0]).endswith(
+                           "/" + AGENT_BINARY)]
+
+
+def _agent_cluster(container: Mapping[str, Any]) -> Props:
+    flags: dict[str, str] = {}
+    for arg in _list(container.get("args")):
+        if isinstance(arg, str) and arg.startswith("--") and "=" in arg:
+            key, value = arg[2:].split("=", 1)
+            flags[key] = value
+    spec: dict[str, Any] = {"syncMode": "Pull", "region": flags.get("cluster-region"),
+                            "provider": flags.get("cluster-provider")}
+    if flags.get("cluster-zones"):
+        spec["zones"] = flags["cluster-zones"].split(",")
+    return {"metadata": {"name": flags.get("cluster-name")}, "spec": spec}
 
 
 def _policies(resources: Sequence[StackResource]) -> list[tuple[Props, str]]:

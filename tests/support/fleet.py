@@ -37,7 +37,7 @@ def fleet_stack(n: int, drop: tuple[str, ...] = ()) -> dict[str, Any]:
                         "syncMode": "Push" if i % 2 == 0 else "Pull", "kubernetesVersion": "v1.33.4",
                         "apiEndpoint": f"https://{name}.k8s.example.com:6443",
                         "credentials": {"source": "capi", "cluster": name, "namespace": "fleet"},
-                        "labels": {"tier": "standard"}})
+                        "labels": {"tier": "standard"} if i % 2 == 0 else {}})  # a Pull agent sets no labels
     names = [m["name"] for m in members]
     tenants = []
     for t in range(4):

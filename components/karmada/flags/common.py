@@ -21,6 +21,8 @@ APISERVER_SERVICE = "karmada-apiserver"
 APISERVER_PORT = 5443
 AGGREGATED_APISERVER_PORT = 443
 WEBHOOK_PORT = 8443
+WEBHOOK_HEALTH_PATH = "/readyz/"
+"""karmada-webhook's only health endpoint, on WEBHOOK_PORT (cmd/webhook/app/webhook.go `Run` mounts it)."""
 ESTIMATOR_PORT = 10352
 KCM_PORT = 10257
 CLUSTER_NAMESPACE = "karmada-cluster"
@@ -37,6 +39,11 @@ AGENT_KUBECONFIG_PATH = "/etc/kubeconfig/karmada-kubeconfig"
 AUDIT_POLICY_PATH = "/etc/karmada/audit/policy.yaml"
 AUDIT_LOG_PATH = "/var/log/karmada/audit.log"
 ENCRYPTION_CONFIG_PATH = "/etc/karmada/encryption/encryption-config.yaml"
+AUTHENTICATION_CONFIG_PATH = "/etc/karmada/authn/authentication-config.yaml"
+"""karmada-apiserver `--authentication-config`: an AuthenticationConfiguration whose only content is anonymous
+access limited to HEALTH_PATHS (what kubelet's unauthenticated probes call)."""
+HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
+"""The kube-apiserver health endpoints anonymous requests may reach; every other path needs a credential."""
 ETCD_DATA_DIR = "/var/lib/etcd"
 CAPI_KUBECONFIG_PATH = "/etc/karmada/capi/kubeconfig"
 """controller-manager `--cluster-api-kubeconfig`: the CAPI management cluster, for built-in auto-join."""
@@ -66,6 +73,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
         "audit-policy": AUDIT_POLICY_PATH,
         "audit-log": AUDIT_LOG_PATH,
         "encryption-config": ENCRYPTION_CONFIG_PATH,
+        "authentication-config": AUTHENTICATION_CONFIG_PATH,
         "etcd-data": ETCD_DATA_DIR,
         "capi-kubeconfig": CAPI_KUBECONFIG_PATH,
     }
@@ -155,8 +163,10 @@ LEADER_ELECTION: Mapping[str, Lease | None] = MappingProxyType(
     }
 )
 """For the plan table: which components leader-elect and on which lease (ref §2.1). kube-controller-
-manager's lease is moved to karmada-system by `--leader-elect-resource-namespace`; its user then needs
-lease RBAC there (the built-in role only covers kube-system)."""
+manager's lease is moved to karmada-system by `--leader-elect-resource-namespace`. The bootstrap ClusterRole
+`system:kube-controller-manager` grants `create` on leases and `get`/`update` on the lease named
+`kube-controller-manager` in every namespace (kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+policy.go, read in stored versions, not at v1.35.2); KarmadaBootstrap keeps an explicit Role for it anyway."""
 
 
 class FailoverLike(Protocol):

@@ -37,7 +37,9 @@ def webhook_args(
         "--tls-private-key-file-name=webhook.key",
         "--tls-min-version=1.3",
         "--metrics-bind-address=$(POD_IP):8080",
-        "--health-probe-bind-address=$(POD_IP):8000",
+        # No health listener: cmd/webhook adds no healthz/readyz check, so controller-runtime would open the
+        # port and answer 404 on every path. The one health endpoint is `/readyz/` on the secure port.
+        "--health-probe-bind-address=0",
     ]
     if allow_no_execute_taint_policy:
         args.append("--allow-no-execute-taint-policy=true")
