@@ -50,8 +50,8 @@ DEPRECATED_SERVER_TYPES = frozenset(
 
 LOAD_BALANCER_TYPES = ("lb11", "lb21", "lb31")
 MAX_SPREAD_GROUP_SERVERS = 9
-"""Hetzner: "Up to 10 servers per Placement Group (type Spread)" (docs.hetzner.com/cloud/placement-groups/overview);
-the hub's servers share one, and etcd wants an odd count."""
+"""For the schema only: odd and in one spread placement group (Hetzner holds 10); operations/capacity.py refuses
+more (components/hetzner/limits.py SPREAD_PLACEMENT_GROUP_MAX_SERVERS)."""
 RESERVED_NAMESPACE = re.compile(r"^(karmada-system|karmada-cluster|karmada-es-.*|kube-.*)$")
 """Karmada ignores objects there: names.IsReservedNamespace (karmada-system, karmada-cluster, karmada-es-*) and the
 controller-manager's default --skipped-propagating-namespaces=kube-.* (karmada v1.18.2 pkg/util/names/names.go,
@@ -236,9 +236,8 @@ class HubConfig(Model):
     """Prefix of every Hetzner resource of the hub (servers are `<name>-cp-<n>`)."""
     locations: list[str] = Field(default=["fsn1", "nbg1", "hel1"], min_length=1)
     """Hetzner locations the servers go to round-robin; all in one network zone."""
-    server_type: str = "cx23"
-    """Hetzner server type of every hub server (a current type; the deprecated CX Gen 2 and CPX Gen 1 types are
-    refused)."""
+    server_type: str = "cx33"
+    """The smallest current type that holds the control plane with k3s (cx23: 4 GB cannot; docs/fleet-scale.md)."""
     servers: int = Field(default=3, json_schema_extra={"minimum": 3, "maximum": MAX_SPREAD_GROUP_SERVERS,
                                                         "not": {"multipleOf": 2}})
     """Number of k3s servers (embedded etcd): odd for quorum, at most 9 (one spread placement group holds 10)."""
@@ -267,9 +266,6 @@ class HubConfig(Model):
     def _odd_quorum(cls, v: int) -> int:
         if v < 3 or v % 2 == 0:
             raise _fail("quorum", "must be an odd number >= 3 for etcd quorum (got {v})", v=v)
-        if v > MAX_SPREAD_GROUP_SERVERS:
-            raise _fail("spread_group", "at most 9: the hub's servers share one Hetzner spread placement group, which "
-                        "holds at most 10 servers (got {v})", v=v)
         return v
 
     @field_validator("locations")
@@ -419,6 +415,20 @@ class PkiConfig(Model):
         return self
 
 
+class EstimatorConfig(Model):
+    """The pods of each member's scheduler-estimator on the hub (members with `schedulerEstimator: true`): at
+    fleet scale they are most of what the hub runs (docs/fleet-scale.md)."""
+
+    replicas: int = Field(default=2, ge=1, le=3)
+    """Two keep estimates through a hub server loss. One halves the footprint; while it is rescheduled the
+    scheduler falls back to its general estimate (Karmada pkg/scheduler/core/util.go calAvailableReplicas
+    skips an estimator that errs)."""
+    cpu: str = Field(default="100m", pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$")
+    """CPU request (and the basis of the hub capacity check) of each estimator pod."""
+    memory: str = Field(default="128Mi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+    """Memory request of each estimator pod."""
+
+
 TenantGate = Literal["WorkloadAffinity", "SchedulingOvercommitProtection", "ResourceQuotaEstimate",
                      "PriorityBasedScheduling", "PropagationPolicyPreemption", "StatefulFailoverInjection",
                      "FederatedQuotaEnforcement"]
@@ -472,6 +482,8 @@ class KarmadaConfig(Model):
     """The scheduler asks per-member scheduler-estimators for available replicas: then every Push member of the
     fleet needs `schedulerEstimator: true` (the scheduler dials one per Push Cluster; Pull members are skipped).
     The hub's stack turns the scheduler side on, so prod-hub sets this."""
+    estimator: EstimatorConfig = EstimatorConfig()
+    """Size of each member's scheduler-estimator on the hub."""
     feature_gates: list[TenantGate] = []
     """The alpha gates the fleet's tenants need, switched on exactly in the binaries that read them. all-in-one:
     exactly what the tenants use; hub: what its region stacks' tenants use; region: the hub's list."""
@@ -541,6 +553,9 @@ class IngressConfig(Model):
     node_selector: str = "node-role.kubernetes.io/ingress=true"
     """Kubernetes label of the member's ingress nodes, for people reading the stack; the regional LB selects
     servers by their Hetzner labels instead (docs/traffic-failover.md)."""
+    servers: int = Field(default=3, ge=1, le=1000)
+    """Hetzner servers the member's LB label selector matches (for CAPH members: every worker of the cluster).
+    Hetzner counts each as one target of the region's load balancer, whose type caps them."""
     http_node_port: int = Field(default=30080, ge=30000, le=32767)
     """NodePort of the ingress controller's HTTP listener (the regional LB forwards 80 to it)."""
     https_node_port: int = Field(default=30443, ge=30000, le=32767)

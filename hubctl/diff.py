@@ -411,8 +411,12 @@ def _resource_changes(old: Mapping[str, Any], new: Mapping[str, Any], providers:
     for path, before, after in diff_values(old.get("options") or {}, new.get("options") or {}, "options"):
         changes.append(Change(path, before, after, "state", "resource options are engine state"))
     if (old.get("provider") or "") != (new.get("provider") or ""):
-        changes.append(Change("provider", old.get("provider") or MISSING, new.get("provider") or MISSING, "replace",
-                              "a different provider instance manages it"))
+        # A new provider reference (a default provider's new version, another instance) replaces the resource only
+        # when that provider itself is replaced (pulumi step_generator.go providerChanged: DiffConfig decides);
+        # that case is the provider cascade below.
+        changes.append(Change("provider", urn_label(old.get("provider") or "") or MISSING,
+                              urn_label(new.get("provider") or "") or MISSING, "state",
+                              "another provider reference; the engine replaces only if that provider is replaced"))
     return changes
 
 

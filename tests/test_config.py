@@ -210,9 +210,6 @@ BAD: list[tuple[str, Mutation, str]] = [
                                          "-----END OPENSSH PRIVATE KEY-----"),
      "hub.sshKeys[0].publicKey: this is a private key (not shown); paste the public key instead, e.g. the output of "
      "`ssh-keygen -y -f <keyfile>`, and treat the key as leaked if it was committed"),
-    ("servers-over-spread-group", set_at(["hub", "servers"], 11),
-     "hub.servers: at most 9: the hub's servers share one Hetzner spread placement group, which holds at most 10 "
-     "servers (got 11)"),
     ("server-type-not-a-name", set_at(["hub", "serverType"], "huge"),
      "hub.serverType: 'huge' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13"),
     ("member-label-value", set_at(["members", 0, "labels"], {"tier": "gold class"}),
