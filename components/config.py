@@ -56,8 +56,6 @@ RESERVED_NAMESPACE = re.compile(r"^(karmada-system|karmada-cluster|karmada-es-.*
 """Karmada ignores objects there: names.IsReservedNamespace (karmada-system, karmada-cluster, karmada-es-*) and the
 controller-manager's default --skipped-propagating-namespaces=kube-.* (karmada v1.18.2 pkg/util/names/names.go,
 pkg/detector/detector.go EventFilter, cmd/controller-manager/app/options/options.go)."""
-LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 WORLD = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -590,20 +588,6 @@ class MemberConfig(Model):
     def _version_shape(cls, v: str) -> str:
         if not re.match(r"^v\d+\.\d+\.\d+$", v):
             raise _fail("k8s_version", "must be a Kubernetes version like v1.33.4 (got '{v}')", v=v)
-        return v
-
-    @field_validator("labels")
-    @classmethod
-    def _label_syntax(cls, v: dict[str, str]) -> dict[str, str]:
-        """Kubernetes label syntax (apimachinery validation.IsQualifiedName / IsValidLabelValue)."""
-        for key, value in v.items():
-            prefix, _, name = key.rpartition("/")
-            if not LABEL_NAME.match(name) or (prefix and (len(prefix) > 253 or not LABEL_PREFIX.match(prefix))):
-                raise _fail("label", "label key '{k}' is not a Kubernetes label key ([prefix/]name, the name at most "
-                            "63 characters of letters, digits, '-', '_', '.', alphanumeric at both ends)", k=key[:80])
-            if value and not LABEL_NAME.match(value):
-                raise _fail("label", "label {k}: value '{v}' is not a Kubernetes label value (at most 63 characters "
-                            "of letters, digits, '-', '_', '.', alphanumeric at both ends)", k=key[:80], v=value[:80])
         return v
 
 

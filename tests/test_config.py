@@ -212,9 +212,6 @@ BAD: list[tuple[str, Mutation, str]] = [
      "`ssh-keygen -y -f <keyfile>`, and treat the key as leaked if it was committed"),
     ("server-type-not-a-name", set_at(["hub", "serverType"], "huge"),
      "hub.serverType: 'huge' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13"),
-    ("member-label-value", set_at(["members", 0, "labels"], {"tier": "gold class"}),
-     "members[0].labels: label tier: value 'gold class' is not a Kubernetes label value (at most 63 characters of "
-     "letters, digits, '-', '_', '.', alphanumeric at both ends)"),
     ("tenant-reserved-namespace", set_at(["tenants", 0, "namespace"], "karmada-system"),
      "tenants[0].namespace: 'karmada-system' is a namespace Karmada never propagates from (reserved, or matched by "
      "--skipped-propagating-namespaces=kube-.*); give the tenant its own namespace"),
