@@ -96,8 +96,6 @@ def stack(members: int) -> dict[str, Any]:
            "servers": servers, "apiDnsName": "api.hub.fleet.example.com",
            "loadBalancer": {"type": "lb21", "location": "fsn1"}}
     karmada = dict(dev["karmada-hub:karmada"])
-    # one karmada-apiserver per hub server: each server's address serves its local replica (config rule)
-    karmada["replicas"] = {**karmada["replicas"], "apiserver": servers}
     karmada["etcd"] = {**karmada["etcd"], "storageSize": "20Gi",
                        "backup": {**karmada["etcd"]["backup"], "bucket": "karmada-hub-fleet-backups"}}
     failover = {k: v for k, v in dev["karmada-hub:failover"].items() if k != "rtoSeconds"}

@@ -96,7 +96,7 @@ def test_estimators_beyond_the_hub_are_refused_and_their_size_is_the_lever() -> 
 
 def test_pods_per_server_are_capped_at_the_kubelet_default() -> None:
     tiny = {"replicas": 2, "cpu": "1m", "memory": "1Mi"}
-    config = _fleet(160, karmada=lambda k: k.update(estimator=tiny, replicas={**k["replicas"], "apiserver": 3}),
+    config = _fleet(160, karmada=lambda k: k.update(estimator=tiny),
                     hub=lambda h: h.update(serverType="cx53", servers=3))
     fit = capacity.hub_fit(config)
     assert fit.pod_count > 3 * limits.K3S_MAX_PODS

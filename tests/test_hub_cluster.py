@@ -440,6 +440,21 @@ def test_program_providers_dial_the_first_server_not_dns(rendered_dev) -> None:
     assert rendered_dev.raw_outputs["karmadaApiEndpoint"] == "https://api.hub.dev.example.com:32443"
 
 
+def test_server_addresses_are_no_karmada_sans_when_there_is_an_api_name(rendered_dev) -> None:
+    """The program's karmada clients dial the first server's address but verify the in-cluster name, so the
+    serving certificate lists the API name and in-cluster names, not server addresses: adding a server replaces
+    no certificate."""
+    from components.karmada.pki_spec import APISERVER_IN_CLUSTER_NAME
+
+    gate = next(unwrap(r.inputs) for r in rendered_dev.records if r.name == "karmada-apiserver-ready")
+    assert gate["serverName"] == APISERVER_IN_CLUSTER_NAME
+    cluster = yaml.safe_load(gate["kubeconfig"])["clusters"][0]["cluster"]
+    assert cluster["tls-server-name"] == APISERVER_IN_CLUSTER_NAME
+    csr = next(unwrap(r.inputs) for r in rendered_dev.records if r.name == "karmada-pki-apiserver-csr")
+    assert APISERVER_IN_CLUSTER_NAME in csr["dnsNames"] and "api.hub.dev.example.com" in csr["dnsNames"]
+    assert not set(server_ips(rendered_dev)) & set(csr["ipAddresses"])
+
+
 def test_api_record_lists_every_server(rendered_dev) -> None:
     record = inputs(one(rendered_dev, "hcloud:index/zoneRrset:ZoneRrset"))
     assert record["name"] == "api.hub" and record["type"] == "A"
@@ -452,7 +467,7 @@ def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
     from components.hetzner.hub_cluster import WORLD_REACHABLE_LABEL
     from hubctl.plan import plan_document, run_program
     from hubctl.policy_check import check_plan, format_violations
-    from hubctl.summary import admin_paths
+    from hubctl.report import admin_paths_section
     from tests.support.tools import REPO, edited_stack
 
     stack = edited_stack("dev", {"hub": lambda h: h["loadBalancer"].update(worldReachable=True)})
@@ -467,5 +482,9 @@ def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
     assert format_violations(found, "dev").endswith("policy: ok in dev (13 rules, 0 violations)")
     opted = dev_config.hub.model_copy(update={"load_balancer": dev_config.hub.load_balancer.model_copy(
         update={"world_reachable": True})})
-    assert "WORLD-REACHABLE" in admin_paths(dev_config.model_copy(update={"hub": opted}))
-    assert "WORLD-REACHABLE" not in admin_paths(dev_config)
+    section = admin_paths_section(plan, dev_config.model_copy(update={"hub": opted}))
+    assert section is not None and "WORLD-REACHABLE" in (section.text or "")
+    assert section.metrics["world-reachable ports"].value == 2
+    closed = admin_paths_section(plan, dev_config)
+    assert closed is not None and "WORLD-REACHABLE" not in (closed.text or "")
+    assert closed.metrics["world-reachable ports"].value == 0

@@ -284,3 +284,24 @@ def test_a_wrong_region_stack_list_is_one_line(edit: Any, message: str) -> None:
         raw, secrets = stack.project_values()
         region_intents(FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets), "prod-hub")
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("config:\n  karmada-hub:role: region\n  karmada-hub:tenants: &t []\n  karmada-hub:x: *t\n",
+     "stacks/Pulumi.r.yaml: line 4: YAML aliases are not read in another stack's file; write the value out"),
+    ("config:\n  karmada-hub:labels: " + "[" * 40 + "]" * 40 + "\n",
+     "stacks/Pulumi.r.yaml: line 2: nested deeper than 32 levels"),
+    ("- config\n", "stacks/Pulumi.r.yaml: must be a mapping with a `config:` section"),
+    ("config: {a: [}\n", "stacks/Pulumi.r.yaml: not valid YAML: "),
+    ("x" * ((1 << 20) + 1), "stacks/Pulumi.r.yaml: 1048577 bytes; a stack file is at most 1048576"),
+])
+def test_a_region_file_is_read_with_bounds(tmp_path: Any, text: str, message: str) -> None:
+    """A hub reads its region stacks' files itself (the CLI's bounded reader is not the program's): aliases,
+    which pydantic would expand, depth and size are refused with one line naming the file."""
+    from components.config import ConfigError, read_stack_file
+
+    path = tmp_path / "Pulumi.r.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        read_stack_file(path, "stacks/Pulumi.r.yaml")
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)

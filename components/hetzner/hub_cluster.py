@@ -189,7 +189,10 @@ class HubCluster(pulumi.ComponentResource):
         api_host = pulumi.Output.from_input(hub.api_dns_name) if hub.api_dns_name else self.first_server_ipv4
         self.karmada_api_host = api_host
         self.api_endpoint = api_host.apply(lambda h: f"https://{h}:{K3S_API_PORT}")
-        self.karmada_api_ips = [*self.server_ipv4s, self.lb_private_ip, *([lb.ipv4] if world else [])]
+        # Clients reach the karmada-apiserver by the API name when there is one (the program's own clients verify
+        # the in-cluster name: pki_spec.APISERVER_IN_CLUSTER_NAME), so server addresses are SANs only without it.
+        self.karmada_api_ips = [*([] if hub.api_dns_name else self.server_ipv4s), self.lb_private_ip,
+                                *([lb.ipv4] if world else [])]
 
         # --- the k3s CA set, generated up front (k3s uses it as-is on the first server's first start)
         cas = {ca: tls.ca(f"{name}-{short}", f"{short}@karmada-hub", hours_ca, child)

@@ -177,18 +177,20 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.admin_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
             external, pki.ca.cert_pem, pki.admin.cert_pem, pki.admin.key_pem,
         ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
-        # The program's own provider dials the first server's address (in the cert's SANs, behind the same
-        # firewall): no dependency on DNS.
+        # The program's own provider and readiness gate dial the first server's address (behind the same firewall,
+        # no dependency on DNS) and verify the certificate for the in-cluster name every serving cert lists, so
+        # the server addresses need not be SANs and adding a server replaces no certificate.
+        verify = pki_spec.APISERVER_IN_CLUSTER_NAME
         by_address = pulumi.Output.secret(pulumi.Output.all(
             hub.first_server_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_NODE_PORT}"), pki.ca.cert_pem,
             pki.admin.cert_pem,
             pki.admin.key_pem,
-        ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
+        ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3], tls_server_name=verify)))
         self.readiness = ApiReadiness(
             f"{name}-apiserver-ready",
             url=hub.first_server_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_NODE_PORT}/readyz"),
             ca_pem=pki.ca.cert_pem, client_cert_pem=pki.admin.cert_pem, client_key_pem=pki.admin.key_pem,
-            kubeconfig=by_address, timeout_seconds=900,
+            kubeconfig=by_address, timeout_seconds=900, server_name=verify,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[apiserver]),
         )
         self.provider_kubeconfig = self.readiness.kubeconfig
