@@ -23,7 +23,7 @@ from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
-from components.kube.objects import apply
+from components.kube.objects import apply, with_secret_checksum
 
 COMPONENT_CLIENT_CERTS = {
     "karmada-controller-manager": "controller-manager",
@@ -115,27 +115,29 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             return pulumi.Output.secret(pulumi.Output.all(pki.ca.cert_pem, client.cert_pem, client.key_pem).apply(
                 lambda a: kubeconfig("karmada", in_cluster, a[0], a[1], a[2])))
 
-        def secrets_for(component: str, args: Sequence[str], with_kubeconfig: bool) -> list[pulumi.Resource]:
-            created = []
+        def secrets_for(component: str, args: Sequence[str], with_kubeconfig: bool) -> list[dict]:
+            docs = []
             files = manifests.pki_files(args)
             missing = [f for f in files if f not in pki.files]
             if missing:
                 raise ValueError(f"{component} flags name PKI files nobody issues: {missing}")
             if files:
                 data = {manifests.secret_key(f): pki.files[f] for f in files}
-                created.append(apply("host", manifests.secret(component + manifests.PKI_SECRET_SUFFIX, data,
-                                                              component=component), host_ns))
+                docs.append(manifests.secret(component + manifests.PKI_SECRET_SUFFIX, data, component=component))
             if with_kubeconfig:
-                created.append(apply("host", manifests.secret(
+                docs.append(manifests.secret(
                     component + manifests.CONFIG_SECRET_SUFFIX,
                     {flags.KUBECONFIG_PATH.rsplit("/", 1)[1]: component_kubeconfig(component)},
-                    component=component), host_ns))
-            return created
+                    component=component))
+            return docs
 
-        def deploy(w: manifests.Workload, after: Sequence[pulumi.Resource] = ()) -> pulumi.CustomResource:
-            deps = secrets_for(w.name, w.args, w.kubeconfig)
+        def deploy(w: manifests.Workload, after: Sequence[pulumi.Resource] = (),
+                   mounted: Sequence[dict] = ()) -> pulumi.CustomResource:
+            """`mounted`: Secret documents the workload mounts besides its PKI and kubeconfig Secrets."""
+            docs = secrets_for(w.name, w.args, w.kubeconfig)
+            deps = [apply("host", doc, host_ns) for doc in docs]
             opts_ = pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[*deps, *after]))
-            workload = apply("host", manifests.deployment(w), opts_)
+            workload = apply("host", with_secret_checksum(manifests.deployment(w), [*docs, *mounted]), opts_)
             apply("host", manifests.pdb(w.name), host_ns)
             return workload
 
@@ -143,16 +145,17 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
         etcd_args = flags.etcd_args(karmada.etcd.replicas, f"karmada-hub-{pulumi.get_stack()}-etcd")
         etcd_files = ["etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key"]
-        etcd_secret = apply("host", manifests.secret(
+        etcd_secret_doc = manifests.secret(
             "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},
-            component="etcd"), host_ns)
+            component="etcd")
+        etcd_secret = apply("host", etcd_secret_doc, host_ns)
         apply("host", manifests.service(flags.ETCD_SERVICE, {"client": (2379, 2379), "peer": (2380, 2380)},
                                         headless=True), host_ns)
         apply("host", manifests.service(flags.ETCD_CLIENT_SERVICE, {"client": (2379, 2379)}, component="etcd"),
               host_ns)
-        etcd = apply("host", manifests.etcd_statefulset(
+        etcd = apply("host", with_secret_checksum(manifests.etcd_statefulset(
             etcd_args, f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{rel.etcd}", karmada.etcd.replicas,
-            karmada.etcd.storage_class, karmada.etcd.storage_size),
+            karmada.etcd.storage_class, karmada.etcd.storage_size), [etcd_secret_doc]),
             pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret])))
         apply("host", manifests.pdb("etcd"), host_ns)
         self.etcd = etcd
@@ -163,10 +166,11 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             "metadata": {"name": "karmada-apiserver-audit-policy", "namespace": flags.NAMESPACE,
                          "labels": manifests.labels("karmada-apiserver")},
             "data": {"policy.yaml": manifests.audit_policy()}}, host_ns)
-        enc = apply("host", manifests.secret(
+        enc_doc = manifests.secret(
             "karmada-apiserver-encryption",
             {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
-            component="karmada-apiserver"), host_ns)
+            component="karmada-apiserver")
+        enc = apply("host", enc_doc, host_ns)
         apiserver_args = flags.karmada_apiserver_args()
         apiserver = deploy(manifests.Workload(
             name="karmada-apiserver", image=kube_image.format("kube-apiserver"),
@@ -188,7 +192,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                 {"name": "encryption", "mountPath": flags.ENCRYPTION_CONFIG_PATH.rsplit("/", 1)[0],
                  "readOnly": True},
             ],
-        ), after=[etcd, audit_cm, enc])
+        ), after=[etcd, audit_cm, enc], mounted=[enc_doc])
         apply("host", manifests.service(flags.APISERVER_SERVICE, {"https": (flags.APISERVER_PORT,
                                                                             flags.APISERVER_PORT)},
                                         node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)

@@ -13,7 +13,7 @@ from components import versions
 from components.config import FleetConfig
 from components.karmada import pki_spec
 from components.kube import agent_script, tls
-from components.kube.objects import apply, apply_rendered
+from components.kube.objects import apply, apply_rendered, with_secret_checksum
 from components.operations import etcd_backup_docs as docs
 
 
@@ -31,14 +31,17 @@ class EtcdBackup(pulumi.ComponentResource):
         files = {"etcd/ca.crt": etcd_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         source = agent_script.source(docs.SCRIPT_KEY)
+        pki_doc = docs.pki_secret(files)
+        credentials = [pulumi.Output.secret(config.secrets[backup.access_key_config_key]),
+                       pulumi.Output.secret(config.secrets[backup.secret_key_config_key])]
         deps = [
-            apply("host", docs.pki_secret(files), on_host),
-            apply_rendered("host", docs.credentials_secret,
-                           [pulumi.Output.secret(config.secrets[backup.access_key_config_key]),
-                            pulumi.Output.secret(config.secrets[backup.secret_key_config_key])], on_host),
+            apply("host", pki_doc, on_host),
+            apply_rendered("host", docs.credentials_secret, credentials, on_host),
             apply("host", docs.script_configmap(source), on_host),
         ]
+        mounted = [pki_doc, (docs.CREDENTIALS_SECRET,
+                             pulumi.Output.all(*credentials).apply(lambda v: docs.credentials_secret(*v)))]
         etcd_image = f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{config.karmada.release.etcd}"
-        apply("host", docs.cron_job(backup, pulumi.get_stack(), etcd_image, source),
+        apply("host", with_secret_checksum(docs.cron_job(backup, pulumi.get_stack(), etcd_image, source), mounted),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))
         self.register_outputs({"bucket": backup.bucket, "schedule": backup.schedule})

@@ -14,7 +14,7 @@ import pulumi
 from components.config import FleetConfig
 from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
-from components.kube.objects import apply, apply_rendered
+from components.kube.objects import apply, apply_rendered, with_secret_checksum
 from components.traffic import docs
 from components.traffic import refresher_docs as refresher
 
@@ -41,27 +41,32 @@ class FleetDns(pulumi.ComponentResource):
                         pulumi.ResourceOptions(parent=self))
         kube = pulumi.Output.secret(pulumi.Output.all(karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem)
                                     .apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
+        token = pulumi.Output.secret(config.secrets[dns.token_config_key])
         secrets = [
-            apply_rendered("host", docs.external_dns_token_secret,
-                           [pulumi.Output.secret(config.secrets[dns.token_config_key])], in_ns),
+            apply_rendered("host", docs.external_dns_token_secret, [token], in_ns),
             apply_rendered("host", docs.external_dns_kubeconfig_secret, [kube], in_ns),
         ]
+        mounted = [(docs.TOKEN_SECRET_NAME, token.apply(docs.external_dns_token_secret)),
+                   (docs.KUBECONFIG_SECRET_NAME, kube.apply(docs.external_dns_kubeconfig_secret))]
         after_secrets = pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *secrets]))
         for obj in objects:
-            if obj["kind"] != "Namespace":
+            if obj["kind"] == "Deployment":
+                apply("host", with_secret_checksum(obj, mounted), after_secrets)
+            elif obj["kind"] != "Namespace":
                 apply("host", obj, after_secrets)
 
         # The status refresher: its own client cert (the RBAC above names its CN), the script, two replicas.
         refresher_cert = tls.leaf(f"{name}-status-refresher", karmada_ca, refresher.USER, tls.USES["client"], hours,
                                   pulumi.ResourceOptions(parent=self))
         source = agent_script.source(refresher.SCRIPT_KEY)
+        refresher_pki = [karmada_ca.cert_pem, refresher_cert.cert_pem, pulumi.Output.secret(refresher_cert.key_pem)]
         refresher_deps = [
-            apply_rendered("host", refresher.cert_secret,
-                           [karmada_ca.cert_pem, refresher_cert.cert_pem, pulumi.Output.secret(refresher_cert.key_pem)],
-                           in_ns),
+            apply_rendered("host", refresher.cert_secret, refresher_pki, in_ns),
             apply("host", refresher.script_configmap(source), in_ns),
         ]
-        apply("host", refresher.deployment(dns.refresh_seconds, source),
+        refresher_secret = pulumi.Output.all(*refresher_pki).apply(lambda v: refresher.cert_secret(*v))
+        apply("host", with_secret_checksum(refresher.deployment(dns.refresh_seconds, source),
+                                           [(refresher.CERT_SECRET, refresher_secret)]),
               pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *refresher_deps])))
         apply("host", refresher.pod_disruption_budget(), in_ns)
         self.register_outputs({"domain": dns.domain, "ttl": dns.ttl})
