@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from components.config import FleetConfig
+from components.kube import cert_schedule
 from hubctl.plan import Plan, manifests
 
 
@@ -47,6 +48,26 @@ def control_plane_table(plan: Plan) -> str:
     return _table(["component", "replicas", "image", "leader election"], rows) if rows else ""
 
 
+def certificate_resources(plan: Plan) -> list[dict]:
+    """The plan's certificate resources in plan.json's shape, with the provider outputs the mocks computed."""
+    from hubctl.mocks import unwrap
+
+    return [{"type": r.type, "name": r.name, "urn": r.urn, "inputs": unwrap(r.inputs), "outputs": unwrap(r.outputs)}
+            for r in plan.records if r.type in (cert_schedule.SELF_SIGNED, cert_schedule.LOCALLY_SIGNED)]
+
+
+def certificates_table(plan: Plan) -> str:
+    """Per CA and leaf: when it expires and from when `pulumi up` re-issues it (components/kube/cert_schedule)."""
+    from hubctl.mocks import plan_epoch
+
+    epoch = plan_epoch()
+    rows = cert_schedule.certificate_expiry(certificate_resources(plan), issued_at=epoch)
+    if not rows:
+        return ""
+    table = cert_schedule.format_expiry(rows, now=epoch, issued_at=epoch)
+    return f"{table}\n(offline plan: every certificate issued {epoch:%Y-%m-%d}; a live stack renews from its own dates)"
+
+
 def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]) -> str:
     parts = [f"plan {plan.project}/{plan.stack}: {len(plan.records)} resources -> {out_dir}/"]
     parts.append(components_table(plan))
@@ -57,6 +78,9 @@ def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]
     cp = control_plane_table(plan)
     if cp:
         parts.append("control plane\n" + cp)
+    certificates = certificates_table(plan)
+    if certificates:
+        parts.append("certificates\n" + certificates)
     if config.members:
         from components.operations.budget import failover_budget, format_budget
         from components.operations.skew import format_skew, skew_rows

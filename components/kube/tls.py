@@ -1,7 +1,8 @@
 """Pulumi shell around pulumi_tls: CAs and leaf certificates as small typed bundles.
 
 Every key is ECDSA P-256 (what k3s generates for its own CAs and what kube-apiserver, etcd and the
-Karmada components all accept); private keys only ever leave here as secret Outputs.
+Karmada components all accept); private keys only ever leave here as secret Outputs. Renewal windows are
+staggered per certificate name (`cert_schedule.renewal_hours`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_tls as tls
+
+from components.kube import cert_schedule
 
 CA_USES = ["cert_signing", "crl_signing", "digital_signature", "key_encipherment"]
 USES = {
@@ -43,7 +46,7 @@ def ca(
         subject=tls.SelfSignedCertSubjectArgs(common_name=common_name, organization=organization),
         is_ca_certificate=True,
         validity_period_hours=hours,
-        early_renewal_hours=hours // 10,
+        early_renewal_hours=cert_schedule.renewal_hours(name, hours, ca=True),
         allowed_uses=CA_USES,
         set_subject_key_id=True,
         opts=opts,
@@ -78,7 +81,7 @@ def leaf(
         ca_cert_pem=signer.cert_pem,
         ca_private_key_pem=signer.key_pem,
         validity_period_hours=hours,
-        early_renewal_hours=max(hours // 5, 1),
+        early_renewal_hours=cert_schedule.renewal_hours(name, hours, ca=False),
         allowed_uses=list(uses),
         set_subject_key_id=True,
         opts=opts,
