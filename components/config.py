@@ -241,14 +241,25 @@ class EtcdBackupConfig(Model):
     """Snapshots kept per stack; older ones are deleted after each successful upload."""
     access_key_config_key: str = Field(default="etcdBackupAccessKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
     secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    encryption_key_config_key: str = Field(default="etcdBackupEncryptionKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret every snapshot is encrypted with before it leaves the cluster (AES-256-GCM, format KHB1 in
+    agents/etcd_backup_upload.py). Keep it outside the hub: no snapshot opens without it."""
 
     @field_validator("schedule")
     @classmethod
     def _cron(cls, v: str) -> str:
-        fields = v.split()
-        if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
-            raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
-        return v
+        return _five_field_cron(v)
+
+
+def _five_field_cron(v: str) -> str:
+    fields = v.split()
+    if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
+        raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
+    return v
+
+
+ETCD_MAX_QUOTA = 8 * 2**30
+"""etcd's suggested maximum backend size (`MaxQuotaBytes`, etcd v3.6.6 server/storage/quota.go)."""
 
 
 class EtcdConfig(Model):
@@ -256,6 +267,11 @@ class EtcdConfig(Model):
     storage_class: str = "local-path"
     storage_size: str = Field(default="8Gi", pattern=r"^[1-9][0-9]*(Mi|Gi|Ti)$")
     backup: EtcdBackupConfig | None = None
+    quota_backend_size: str = Field(default="2Gi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+    """etcd `--quota-backend-bytes`: above it etcd raises the NOSPACE alarm and refuses writes. Rendered
+    explicitly (etcd's default is 2 GiB); the monitoring alerts and the backup volume are sized from it."""
+    defrag_schedule: str = "37 3 * * 0"
+    """Cron schedule (UTC) of the defragmentation job (one member at a time, only when fragmented)."""
 
     @field_validator("replicas")
     @classmethod
@@ -263,6 +279,31 @@ class EtcdConfig(Model):
         if v < 3 or v % 2 == 0:
             raise _fail("quorum", "must be an odd number >= 3 for etcd quorum (got {v})", v=v)
         return v
+
+    @field_validator("defrag_schedule")
+    @classmethod
+    def _defrag_cron(cls, v: str) -> str:
+        return _five_field_cron(v)
+
+    @model_validator(mode="after")
+    def _quota_fits(self) -> EtcdConfig:
+        from components.kube.quantity import parse_quantity
+
+        quota = parse_quantity(self.quota_backend_size)
+        if quota > ETCD_MAX_QUOTA:
+            raise _fail("etcd_quota", "quotaBackendSize {q} is above etcd's suggested maximum of 8Gi",
+                        q=self.quota_backend_size, loc=("karmada", "etcd", "quotaBackendSize"))
+        if parse_quantity(self.storage_size) < 2 * quota:
+            raise _fail("etcd_quota", "storageSize {s} must hold twice quotaBackendSize {q} (defragmentation "
+                        "rewrites the database file); raise storageSize or lower quotaBackendSize",
+                        s=self.storage_size, q=self.quota_backend_size, loc=("karmada", "etcd", "storageSize"))
+        return self
+
+    @property
+    def quota_backend_bytes(self) -> int:
+        from components.kube.quantity import parse_quantity
+
+        return int(parse_quantity(self.quota_backend_size))
 
 
 class PkiConfig(Model):
@@ -549,6 +590,11 @@ class FleetConfig(Model):
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):
                 self._require_secret(getattr(backup, field), "<value>", ("karmada", "etcd", "backup", _alias(field)))
+            loc = ("karmada", "etcd", "backup", "encryptionKeyConfigKey")
+            self._require_secret(backup.encryption_key_config_key, '"$(openssl rand -base64 32)"', loc)
+            if len(self.secrets[backup.encryption_key_config_key].strip()) < 32:
+                raise _fail("secret", "stack secret karmada-hub:{k} must be at least 32 characters (pulumi config set "
+                            '--secret {k} "$(openssl rand -base64 32)")', k=backup.encryption_key_config_key, loc=loc)
         if self.hub is not None:
             try:
                 versions.check_hub_kubernetes(self.karmada.version, self.hub.k3s_version)
@@ -733,5 +779,5 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
 _CUSTOM_TYPES = frozenset(
     {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
-     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum"}
+     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "etcd_quota"}
 )

@@ -33,6 +33,8 @@ COMPONENT_CLIENT_CERTS = {
     "kube-controller-manager": "kube-controller-manager",
 }
 """Component -> the pki_spec client cert its kubeconfig authenticates with."""
+ETCD_COMPACTION = ("periodic", "1h")
+"""etcd's own compaction, a belt for when both API servers (which compact every 5 min) are down."""
 
 
 class KarmadaPki(pulumi.ComponentResource):
@@ -143,7 +145,10 @@ class KarmadaControlPlane(pulumi.ComponentResource):
 
         # --- etcd
         # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
-        etcd_args = flags.etcd_args(karmada.etcd.replicas, f"karmada-hub-{pulumi.get_stack()}-etcd")
+        mode, retention = ETCD_COMPACTION
+        etcd_args = flags.etcd_args(karmada.etcd.replicas, f"karmada-hub-{pulumi.get_stack()}-etcd",
+                                    quota_backend_bytes=karmada.etcd.quota_backend_bytes,
+                                    auto_compaction_mode=mode, auto_compaction_retention=retention)
         etcd_files = ["etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key"]
         etcd_secret_doc = manifests.secret(
             "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},

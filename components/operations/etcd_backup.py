@@ -1,8 +1,8 @@
 """EtcdBackup: scheduled snapshots of Karmada's etcd, shipped to S3-compatible object storage.
 
 Wires `etcd_backup_docs.py` into the hub's host cluster: its own etcd client certificate (etcd CA),
-the object-storage key pair from stack secrets, the uploader script, the CronJob. Only in stacks that
-own the hub, and only when `karmada.etcd.backup` is set. Restore: docs/runbooks/restore-etcd.md.
+the object-storage key pair and the encryption key from stack secrets, the uploader script, the CronJob.
+Only in stacks that own the hub, and only when `karmada.etcd.backup` is set. Restore: docs/runbooks/restore-etcd.md.
 """
 
 from __future__ import annotations
@@ -34,14 +34,18 @@ class EtcdBackup(pulumi.ComponentResource):
         pki_doc = docs.pki_secret(files)
         credentials = [pulumi.Output.secret(config.secrets[backup.access_key_config_key]),
                        pulumi.Output.secret(config.secrets[backup.secret_key_config_key])]
+        key = pulumi.Output.secret(config.secrets[backup.encryption_key_config_key])
         deps = [
             apply("host", pki_doc, on_host),
             apply_rendered("host", docs.credentials_secret, credentials, on_host),
+            apply_rendered("host", docs.encryption_secret, [key], on_host, placeholder="placeholder" * 4),
             apply("host", docs.script_configmap(source), on_host),
         ]
         mounted = [pki_doc, (docs.CREDENTIALS_SECRET,
-                             pulumi.Output.all(*credentials).apply(lambda v: docs.credentials_secret(*v)))]
+                             pulumi.Output.all(*credentials).apply(lambda v: docs.credentials_secret(*v))),
+                   (docs.ENCRYPTION_SECRET, key.apply(docs.encryption_secret))]
         etcd_image = f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{config.karmada.release.etcd}"
-        apply("host", with_secret_checksum(docs.cron_job(backup, pulumi.get_stack(), etcd_image, source), mounted),
+        job = docs.cron_job(backup, pulumi.get_stack(), etcd_image, source, config.karmada.etcd.quota_backend_bytes)
+        apply("host", with_secret_checksum(job, mounted),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))
         self.register_outputs({"bucket": backup.bucket, "schedule": backup.schedule})
