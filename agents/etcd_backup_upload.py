@@ -6,7 +6,7 @@ seals it chunk by chunk with AES-256-GCM under a key derived from the stack secr
 sends the ciphertext as an S3 multipart upload, one part at a time, so memory stays at about two parts
 whatever the database size. The same file restores: `list` shows the snapshots, `fetch` downloads and
 decrypts one, `decrypt` opens a local copy (docs/runbooks/restore-etcd.md). Stdlib only (AES-GCM through the
-image's own libcrypto via ctypes, or the `cryptography` package where that is installed): the file is the
+OpenSSL libcrypto this Python links, via ctypes, checked against a known answer before use): the file is the
 container's program, mounted from a ConfigMap into a pinned Python image. Object-storage credentials come
 from the environment (S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY), never from arguments.
 
@@ -93,7 +93,8 @@ class Aead(Protocol):
 
 class LibcryptoGcm:
     """AES-256-GCM through OpenSSL's EVP interface in the process's own libcrypto (the one CPython's ssl
-    and hashlib modules link; libssl3 in the Debian-based python image)."""
+    and hashlib modules link; libssl3 in the Debian-based python image, which is built against libssl-dev and
+    keeps the libraries its binaries link: docker-library/python 3.12/slim-bookworm/Dockerfile)."""
 
     _GET_TAG, _SET_TAG = 0x10, 0x11  # EVP_CTRL_GCM_GET_TAG / EVP_CTRL_GCM_SET_TAG (openssl/evp.h)
 
@@ -159,26 +160,6 @@ class LibcryptoGcm:
         return None if result is None else result[0]
 
 
-class CryptographyGcm:
-    """The same cipher through the `cryptography` package, for workstations whose libcrypto ctypes cannot load."""
-
-    def __init__(self) -> None:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-        self._cls = AESGCM
-
-    def seal(self, key: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
-        return bytes(self._cls(key).encrypt(nonce, plaintext, aad))
-
-    def open(self, key: bytes, nonce: bytes, aad: bytes, sealed: bytes) -> bytes | None:
-        from cryptography.exceptions import InvalidTag
-
-        try:
-            return bytes(self._cls(key).decrypt(nonce, sealed, aad))
-        except InvalidTag:
-            return None
-
-
 _KAT = (bytes(32), bytes(12), bytes(16), bytes.fromhex(
     "cea7403d4d606b6e074ec5d3baf39d18d0d1c8a799996bf0265b98b5d48ab919"))
 """McGrew & Viega, "The Galois/Counter Mode of Operation", test case 14 (256-bit zero key, zero IV, one zero
@@ -186,18 +167,17 @@ block): every backend must reproduce it before it encrypts anything."""
 
 
 def _libcrypto_candidates() -> list[str]:
-    names = ["libcrypto.so.3", "libcrypto.so.1.1"]
-    found = ctypes.util.find_library("crypto")
-    if found:
-        names.append(found)
+    """Where the EVP functions are: first the `_hashlib` extension itself (dlsym on its handle also searches
+    the libcrypto it links, so this is exactly the OpenSSL this Python uses), then the usual sonames. Never
+    `find_library("crypto")`: on macOS that is a stub that aborts the process when loaded."""
+    names = []
     try:
-        import _hashlib  # noqa: F401 - loads the libcrypto CPython was built against
+        import _hashlib
 
-        with open("/proc/self/maps") as maps:
-            names += sorted({line.split()[-1] for line in maps if "libcrypto" in line and "/" in line})
-    except (ImportError, OSError):
+        names.append(str(_hashlib.__file__))
+    except (ImportError, AttributeError):
         pass
-    return list(dict.fromkeys(names))
+    return [*names, "libcrypto.so.3", "libcrypto.so.1.1"]
 
 
 def _passes_kat(backend: Aead) -> bool:
@@ -205,28 +185,19 @@ def _passes_kat(backend: Aead) -> bool:
     return backend.seal(key, iv, b"", plaintext) == expected and backend.open(key, iv, b"", expected) == plaintext
 
 
-def aead(prefer: str = "libcrypto") -> Aead:
-    """A verified AES-256-GCM: the process's libcrypto through ctypes, else `cryptography` (imported only then)."""
+def aead() -> Aead:
+    """A verified AES-256-GCM from the OpenSSL this Python links (through ctypes: no package to install)."""
     errors = []
-    if prefer == "libcrypto":
-        for name in _libcrypto_candidates():
-            try:
-                backend: Aead = LibcryptoGcm(ctypes.CDLL(name))
-            except (OSError, AttributeError) as err:
-                errors.append(f"{name}: {err}")
-                continue
-            if _passes_kat(backend):
-                return backend
-            errors.append(f"{name}: known-answer test failed")
-    try:
-        backend = CryptographyGcm()
-    except ImportError as err:
-        errors.append(f"cryptography: {err}")
-    else:
+    for name in _libcrypto_candidates():
+        try:
+            backend = LibcryptoGcm(ctypes.CDLL(name))
+        except (OSError, AttributeError) as err:
+            errors.append(f"{name}: {err}")
+            continue
         if _passes_kat(backend):
             return backend
-        errors.append("cryptography: known-answer test failed")
-    raise BackupError("no working AES-256-GCM: " + "; ".join(errors))
+        errors.append(f"{name}: known-answer test failed")
+    raise BackupError("no working AES-256-GCM in this Python's OpenSSL: " + "; ".join(errors))
 
 
 # -------------------------------------------------------------------------------------- the format

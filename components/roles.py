@@ -28,6 +28,7 @@ from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.kube import tls
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
+from components.operations.etcd_maintenance import EtcdMaintenance
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
@@ -116,6 +117,7 @@ def hub(config: FleetConfig) -> HubOutputs:
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
+    EtcdMaintenance("etcd-maintenance", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
     if config.dns is not None:
         FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
     return HubOutputs(

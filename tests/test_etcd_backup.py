@@ -105,13 +105,35 @@ def _open(blob: bytes, master: bytes = MASTER, cipher: up.Aead | None = None) ->
     return out.getvalue()
 
 
-def test_the_agent_uses_the_images_libcrypto_and_both_backends_agree() -> None:
-    libcrypto, other = up.aead(), up.aead(prefer="cryptography")
-    assert isinstance(libcrypto, up.LibcryptoGcm) and isinstance(other, up.CryptographyGcm)
+class CryptographyGcm:
+    """The same cipher from `cryptography`: a second, independent AES-GCM to check the ctypes one against."""
+
+    def seal(self, key: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
+        return bytes(AESGCM(key).encrypt(nonce, plaintext, aad))
+
+    def open(self, key: bytes, nonce: bytes, aad: bytes, sealed: bytes) -> bytes | None:
+        from cryptography.exceptions import InvalidTag
+
+        try:
+            return bytes(AESGCM(key).decrypt(nonce, sealed, aad))
+        except InvalidTag:
+            return None
+
+
+def test_the_agent_uses_this_pythons_libcrypto_and_agrees_with_cryptography() -> None:
+    libcrypto, other = up.aead(), CryptographyGcm()
+    assert isinstance(libcrypto, up.LibcryptoGcm)
     data = os.urandom(3 * 4096 + 17)
     for a, b in ((libcrypto, other), (other, libcrypto)):
         assert _open(_seal(data, cipher=a, chunk=4096), cipher=b) == data
     assert independent_decrypt(_seal(data, chunk=4096), MASTER) == data
+    assert up._passes_kat(libcrypto)
+
+
+def test_a_libcrypto_that_fails_the_known_answer_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(up.LibcryptoGcm, "seal", lambda self, k, n, a, p: b"\0" * (len(p) + 16))
+    with pytest.raises(up.BackupError, match="known-answer test failed"):
+        up.aead()
 
 
 @pytest.mark.parametrize("size", [1, 4095, 4096, 4097, 3 * 4096])
