@@ -492,6 +492,32 @@ class DnsConfig(Model):
         return v
 
 
+class MonitoringConfig(Model):
+    """Monitoring that ships with the hub, for a Prometheus Operator the user already runs on the hub's host
+    cluster (its PodMonitor and PrometheusRule CRDs, and kube-state-metrics for the workload and backup alerts).
+    components/operations/monitoring.py; the alerts' runbook is docs/runbooks/monitoring.md."""
+
+    enabled: bool = False
+    runbook_base_url: str | None = Field(default=None, pattern=r"^https://[^\s?#]+[^/\s?#]$")
+    """Where this repository's docs/runbooks are served (alerts link `<this>/monitoring.md#<alert>`), e.g.
+    https://github.com/<org>/karmada-hub/blob/main/docs/runbooks."""
+    labels: dict[str, str] = {}
+    """Added to every PodMonitor and PrometheusRule, so the Prometheus's selectors pick them up (e.g.
+    `release: kube-prometheus-stack`)."""
+    prometheus_namespace: DnsLabel = "monitoring"
+    prometheus_pod_labels: dict[str, str] = {"app.kubernetes.io/name": "prometheus"}
+    """Where Prometheus runs: the source of the scrape flows a NetworkPolicy must allow (docs/monitoring.md)."""
+    scrape_interval_seconds: int = Field(default=30, ge=10, le=300)
+
+    @model_validator(mode="after")
+    def _runbooks(self) -> MonitoringConfig:
+        if self.enabled and self.runbook_base_url is None:
+            raise _fail("monitoring", "required when monitoring is enabled: where docs/runbooks of this repository is "
+                        "served, e.g. https://github.com/<org>/karmada-hub/blob/main/docs/runbooks",
+                        loc=("monitoring", "runbookBaseUrl"))
+        return self
+
+
 class FailoverConfig(Model):
     """Karmada's cluster-failover knobs, each in a range that avoids flapping and false failovers."""
 
@@ -550,6 +576,7 @@ class FleetConfig(Model):
     tenants: list[TenantConfig] = []
     dns: DnsConfig | None = None
     failover: FailoverConfig = FailoverConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
     hub_stack: HubStackRef | None = None
     capi: CapiManagementConfig = CapiManagementConfig()
     region: DnsLabel | None = None
@@ -621,6 +648,9 @@ class FleetConfig(Model):
                                 loc=("tenants", t_i, "placement", "preferredRegions"))
             if tenant.quota is not None:
                 _check_quota(tenant.quota, member_names, t_i)
+        if self.role == "region" and self.monitoring.enabled:
+            raise _fail("monitoring", "monitoring runs in the stack that owns the hub (role hub); enable it there "
+                        "and remove it here", loc=("monitoring", "enabled"))
         self._check_regions_survive_loss()
         self._check_dns()
         return self
@@ -779,5 +809,5 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
 _CUSTOM_TYPES = frozenset(
     {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
-     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "etcd_quota"}
+     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "etcd_quota", "monitoring"}
 )

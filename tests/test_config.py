@@ -25,7 +25,7 @@ from tests.support.tools import REPO, copy_program, program_env, stack_values
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
 LOCATIONS = "fsn1, nbg1, hel1, ash, hil, sin"
-TOP_KEYS = "capi, dns, failover, hub, hubStack, karmada, members, region, regions, role, tenants"
+TOP_KEYS = "capi, dns, failover, hub, hubStack, karmada, members, monitoring, region, regions, role, tenants"
 
 Mutation = Callable[[dict[str, Any]], None]
 

@@ -56,6 +56,7 @@ class KarmadaPki(pulumi.ComponentResource):
             cas[spec.name] = pair
             self.files[f"{spec.file}.crt"] = pair.cert_pem
             self.files[f"{spec.file}.key"] = pair.key_pem
+        self.cas = cas
         self.ca = cas[pki_spec.KARMADA_CA.name]
         self.etcd_ca = cas[pki_spec.ETCD_CA.name]
         specs = pki_spec.cert_specs(lb_addresses=[], dns_names=list(dns_names),
@@ -76,6 +77,8 @@ class KarmadaPki(pulumi.ComponentResource):
         self.files[f"{pki_spec.SA_KEY.file}.key"] = pulumi.Output.secret(sa.private_key_pem)
         self.files[f"{pki_spec.SA_KEY.file}.pub"] = sa.public_key_pem
         self.admin = self.leaves["admin"]
+        self.certificates = [*cas.values(), *self.leaves.values()]
+        """Every CA and leaf certificate here (for the expiry alerts)."""
         self.register_outputs({"caCertPem": self.ca.cert_pem})
 
 

@@ -30,6 +30,16 @@ class KeyPair:
     cert_pem: pulumi.Output[str]
     key_pem: pulumi.Output[str]
     key: tls.PrivateKey | None = None
+    name: str = ""
+    """The certificate resource's name (what the expiry table and the alerts call it)."""
+    certificate: tls.SelfSignedCert | tls.LocallySignedCert | None = None
+    early_renewal_hours: int = 0
+    signer: str = ""
+    """Common name of the issuing CA (a CA's own)."""
+
+    @property
+    def kind(self) -> str:
+        return "ca" if isinstance(self.certificate, tls.SelfSignedCert) else "leaf"
 
 
 def private_key(name: str, opts: pulumi.ResourceOptions) -> tls.PrivateKey:
@@ -40,18 +50,20 @@ def ca(
     name: str, common_name: str, hours: int, opts: pulumi.ResourceOptions, organization: str | None = None
 ) -> KeyPair:
     key = private_key(f"{name}-key", opts)
+    early = cert_schedule.renewal_hours(name, hours, ca=True)
     cert = tls.SelfSignedCert(
         name,
         private_key_pem=key.private_key_pem,
         subject=tls.SelfSignedCertSubjectArgs(common_name=common_name, organization=organization),
         is_ca_certificate=True,
         validity_period_hours=hours,
-        early_renewal_hours=cert_schedule.renewal_hours(name, hours, ca=True),
+        early_renewal_hours=early,
         allowed_uses=CA_USES,
         set_subject_key_id=True,
         opts=opts,
     )
-    return KeyPair(cert_pem=cert.cert_pem, key_pem=pulumi.Output.secret(key.private_key_pem), key=key)
+    return KeyPair(cert_pem=cert.cert_pem, key_pem=pulumi.Output.secret(key.private_key_pem), key=key, name=name,
+                   certificate=cert, early_renewal_hours=early, signer=common_name)
 
 
 def leaf(
@@ -75,18 +87,20 @@ def leaf(
         ip_addresses=list(ip_addresses) or None,
         opts=opts,
     )
+    early = cert_schedule.renewal_hours(name, hours, ca=False)
     cert = tls.LocallySignedCert(
         name,
         cert_request_pem=csr.cert_request_pem,
         ca_cert_pem=signer.cert_pem,
         ca_private_key_pem=signer.key_pem,
         validity_period_hours=hours,
-        early_renewal_hours=cert_schedule.renewal_hours(name, hours, ca=False),
+        early_renewal_hours=early,
         allowed_uses=list(uses),
         set_subject_key_id=True,
         opts=opts,
     )
-    return KeyPair(cert_pem=cert.cert_pem, key_pem=pulumi.Output.secret(key.private_key_pem), key=key)
+    return KeyPair(cert_pem=cert.cert_pem, key_pem=pulumi.Output.secret(key.private_key_pem), key=key, name=name,
+                   certificate=cert, early_renewal_hours=early, signer=signer.signer)
 
 
 def public_key_pem(pair: KeyPair) -> pulumi.Output[str]:

@@ -48,4 +48,5 @@ class EtcdBackup(pulumi.ComponentResource):
         job = docs.cron_job(backup, pulumi.get_stack(), etcd_image, source, config.karmada.etcd.quota_backend_bytes)
         apply("host", with_secret_checksum(job, mounted),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))
+        self.certificates = [cert]
         self.register_outputs({"bucket": backup.bucket, "schedule": backup.schedule})

@@ -31,4 +31,5 @@ class EtcdMaintenance(pulumi.ComponentResource):
         deps = [apply("host", pki, on_host), apply("host", docs.script_configmap(source), on_host)]
         apply("host", with_secret_checksum(docs.cron_job(etcd.defrag_schedule, etcd.replicas, source), [pki]),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))
+        self.certificates = [cert]
         self.register_outputs({"schedule": etcd.defrag_schedule})

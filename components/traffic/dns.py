@@ -59,6 +59,7 @@ class FleetDns(pulumi.ComponentResource):
         refresher_cert = tls.leaf(f"{name}-status-refresher", karmada_ca, refresher.USER, tls.USES["client"], hours,
                                   pulumi.ResourceOptions(parent=self))
         source = agent_script.source(refresher.SCRIPT_KEY)
+        self.certificates = [cert, refresher_cert]
         refresher_pki = [karmada_ca.cert_pem, refresher_cert.cert_pem, pulumi.Output.secret(refresher_cert.key_pem)]
         refresher_deps = [
             apply_rendered("host", refresher.cert_secret, refresher_pki, in_ns),

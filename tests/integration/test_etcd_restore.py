@@ -265,3 +265,30 @@ def test_defrag_job_frees_space_one_member_at_a_time(source: EtcdCluster, render
         source.wait_ready(range(REPLICAS), 60)
     with pytest.raises(HarnessError, match="compacted"):  # the history really went away before the defrag
         source.call(0, "/v3/kv/range", {"key": base64.b64encode(b"/").decode(), "revision": 1})
+
+
+# ---------------------------------------------------------------------------------------- metrics
+
+
+def test_etcd_serves_the_metrics_the_alerts_use(source: EtcdCluster, rendered_dev: Any) -> None:
+    """The etcd PodMonitor's endpoint (plain http on the rendered metrics port, /metrics) answers on a real member,
+    and every etcd_* series the rendered rules read exists there (etcd 3.4 here; names checked against 3.6.6's
+    source in components/operations/alerts.py)."""
+    import urllib.request
+
+    from components.operations import alerts
+    from components.operations import monitoring_docs as mdocs
+
+    monitor = find(rendered_dev, "host", "PodMonitor", "karmada-hub-etcd")["spec"]["podMetricsEndpoints"][0]
+    target = next(t for t in mdocs.scrape_targets() if t.job == "etcd")
+    assert (monitor["scheme"], monitor["path"]) == ("http", "/metrics")
+    text = urllib.request.urlopen(f"http://{source.members[0].ip}:{target.port}{monitor['path']}", timeout=10).read()
+    served = {line.split("{")[0].split(" ")[0] for line in text.decode().splitlines() if line and line[0] != "#"}
+    groups = find(rendered_dev, "host", "PrometheusRule", mdocs.RULE_NAME)["spec"]["groups"]
+    used = {name for g in groups for r in g["rules"] for name in re.findall(r"\betcd_[a-z_]+", r["expr"])}
+    assert used == {"etcd_server_has_leader", "etcd_mvcc_db_total_size_in_bytes", "etcd_server_quota_backend_bytes",
+                    "etcd_mvcc_db_total_size_in_use_in_bytes"}
+    assert used <= served, used - served
+    quota = next(line for line in text.decode().splitlines() if line.startswith("etcd_server_quota_backend_bytes "))
+    assert float(quota.split()[1]) == 2 * 2**30  # the rendered --quota-backend-bytes reached the member
+    assert alerts.JOBS["etcd"] == target.job
