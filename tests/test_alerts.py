@@ -223,7 +223,10 @@ def test_every_alert_has_a_firing_and_a_quiet_case(groups: list[dict[str, Any]])
     assert names - firing == set() and names - quiet == set(), (names - firing, names - quiet)
 
 
-def test_promtool_check_rules_passes_on_every_rendered_group(groups: list[dict[str, Any]], tmp_path: Path) -> None:
+@pytest.mark.parametrize("stack", ["dev", "prod-hub"])
+def test_promtool_check_rules_passes_on_every_rendered_group(rendered_dev: Plan, rendered_prod_hub: Plan,
+                                                             tmp_path: Path, stack: str) -> None:
+    groups = rendered_groups(rendered_dev if stack == "dev" else rendered_prod_hub)
     rules = _write(tmp_path / "rules.yaml", {"groups": groups})
     result = _promtool("check", "rules", "--lint=all", "--lint-fatal", str(rules), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
