@@ -33,7 +33,7 @@ def test_renewal_window_stays_inside_the_validity(validity: int, ca: bool) -> No
 
 def test_every_rendered_certificate_has_its_staggered_window(rendered_dev: Plan) -> None:
     certs = [r for r in rendered_dev.records if r.type in (cs.SELF_SIGNED, cs.LOCALLY_SIGNED)]
-    assert len(certs) == 32
+    assert len(certs) > 20 and sum(r.type == cs.SELF_SIGNED for r in certs) == 8  # 3 Karmada + 5 k3s CAs
     for r in certs:
         inputs = r.inputs
         expected = cs.renewal_hours(r.name, int(inputs["validityPeriodHours"]), ca=r.type == cs.SELF_SIGNED)
@@ -77,7 +77,8 @@ def test_the_stagger_check_fails_without_offsets(rendered_dev: Plan) -> None:
     flat = [dataclasses.replace(r, early_renewal_hours=1752, renew_from=r.not_after - dt.timedelta(hours=1752))
             if r.kind == "leaf" else r for r in rows]
     problems = cs.stagger_problems(flat, SPREAD_DAYS, MAX_SHARE_PER_DAY)
-    assert len(problems) == 2 and "renew within 0.0 days" in problems[0] and "24 of 24 leaf" in problems[1]
+    leaves = sum(r.kind == "leaf" for r in rows)
+    assert len(problems) == 2 and "renew within 0.0 days" in problems[0] and f"{leaves} of {leaves} leaf" in problems[1]
 
 
 def test_summary_prints_the_table(rendered_dev: Plan) -> None:

@@ -67,7 +67,6 @@ def etcd_args(
     *,
     namespace: str = NAMESPACE,
     cluster_domain: str = CLUSTER_DOMAIN,
-    snapshot_count: int = 10000,
     quota_backend_bytes: int | None = None,
     auto_compaction_mode: Literal["periodic", "revision"] | None = None,
     auto_compaction_retention: str | None = None,
@@ -78,7 +77,8 @@ def etcd_args(
     Upstream runs peers over plain http; here both listeners require a cert from the etcd CA, so a
     pod on the host network cannot join or read the cluster. Advertise URLs use the per-pod FQDN via
     `$(POD_NAME)` so they match the peer/server cert SANs and survive pod IP changes. Only flags
-    that etcd 3.4, 3.5 and 3.6 all accept are used (see KNOWN_FLAGS["etcd"]).
+    that etcd 3.4, 3.5 and 3.6 all accept are used (see KNOWN_FLAGS["etcd"]). No `--snapshot-count`: it is
+    deprecated in 3.6 (decommissioned in 3.7) and 3.6's default (10000) is what was rendered.
 
     Space: `quota_backend_bytes` is the NOSPACE limit (etcd's own default is 2 GiB; "0 defaults to low space
     quota", v3.4.23 Documentation/op-guide/configuration.md). Compaction: both API servers already compact
@@ -115,7 +115,6 @@ def etcd_args(
         f"--peer-cert-file={PATHS['etcd/peer.crt']}",
         f"--peer-key-file={PATHS['etcd/peer.key']}",
         f"--listen-metrics-urls=http://0.0.0.0:{ETCD_METRICS_PORT}",
-        f"--snapshot-count={snapshot_count}",
         f"--cipher-suites={','.join(ETCD_CIPHER_SUITES)}",
         "--logger=zap",
         f"--log-level={log_level}",
