@@ -40,6 +40,21 @@ K3S_CA_NAMES = {
 }
 
 
+def hub_server_name(hub: HubConfig, index: int) -> str:
+    """The `index`-th hub server's Hetzner name, which is also its hostname and its k3s node name."""
+    return f"{hub.name}-cp-{index}"
+
+
+def hub_labels(hub: HubConfig) -> dict[str, str]:
+    """The Hetzner labels of every hub resource."""
+    return {"karmada-hub/cluster": hub.name}
+
+
+def hub_server_labels(hub: HubConfig) -> dict[str, str]:
+    """The hub servers' Hetzner labels (the API LB selects on them) and their k3s node labels."""
+    return {**hub_labels(hub), "karmada-hub/role": "control-plane"}
+
+
 def private_ip(hub: HubConfig, index: int) -> str:
     return str(hub.network.subnet.network_address + SERVER_FIRST_HOST_INDEX + index)
 
@@ -84,8 +99,8 @@ class HubCluster(pulumi.ComponentResource):
         hub = config.hub
         assert hub is not None, "FleetConfig guarantees a hub section for roles that build one"
         child = pulumi.ResourceOptions(parent=self)
-        labels = {"karmada-hub/cluster": hub.name}
-        node_labels = {**labels, "karmada-hub/role": "control-plane"}
+        labels = hub_labels(hub)
+        node_labels = hub_server_labels(hub)
         hours_ca, hours_leaf = config.karmada.pki.ca_validity_hours, config.karmada.pki.leaf_validity_hours
 
         network = hcloud.Network(f"{name}-network", name=hub.name, ip_range=str(hub.network.cidr), labels=labels,
@@ -158,7 +173,7 @@ class HubCluster(pulumi.ComponentResource):
         join_url = f"https://{self.lb_private_ip}:{K3S_API_PORT}"
         servers = []
         for index in range(hub.servers):
-            server_name = f"{hub.name}-cp-{index}"
+            server_name = hub_server_name(hub, index)
             ip = private_ip(hub, index)
             first = index == 0
 
