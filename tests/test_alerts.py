@@ -288,7 +288,7 @@ def test_certificate_records_cover_every_certificate_of_the_hub(groups: list[dic
                                                                 ) -> None:
     from components.kube.cert_schedule import certificate_expiry
     from hubctl.mocks import plan_epoch
-    from hubctl.summary import certificate_resources
+    from hubctl.report import certificate_resources
 
     records = next(g for g in groups if g["name"] == "karmada-hub.certificates.records")["rules"]
     expiry = {r["labels"]["certificate"]: int(r["expr"][len("vector("):-1]) for r in records

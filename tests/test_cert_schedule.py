@@ -13,8 +13,8 @@ import pytest
 from components.kube import cert_schedule as cs
 from hubctl.mocks import plan_epoch
 from hubctl.plan import Plan, plan_document, run_program
-from hubctl.summary import certificate_resources, certificates_table
-from tests.support.tools import REPO, edited_stack
+from hubctl.report import certificate_resources, certificates_section
+from tests.support.tools import REPO, edited_stack, load_stack
 
 SPREAD_DAYS = 14
 MAX_SHARE_PER_DAY = 0.25
@@ -81,12 +81,20 @@ def test_the_stagger_check_fails_without_offsets(rendered_dev: Plan) -> None:
     assert len(problems) == 2 and "renew within 0.0 days" in problems[0] and f"{leaves} of {leaves} leaf" in problems[1]
 
 
-def test_summary_prints_the_table(rendered_dev: Plan) -> None:
-    text = certificates_table(rendered_dev)
-    lines = text.splitlines()
-    assert lines[0].split() == ["certificate", "kind", "signer", "expires", "pulumi", "up", "renews", "from", "in"]
-    assert any(line.startswith("karmada-pki-etcd-server ") for line in lines)
-    assert "offline plan: every certificate issued" in lines[-1]
+def test_the_plan_summary_prints_expiry_and_renewal(rendered_dev: Plan, tmp_path: Any) -> None:
+    from hubctl import summary
+
+    section = certificates_section(rendered_dev, load_stack("dev"))
+    assert section is not None and section.table is not None
+    assert section.table.headers == ["certificate", "kind", "expires", "pulumi up renews from", "validity h"]
+    rows = cs.certificate_expiry(certificate_resources(rendered_dev), issued_at=plan_epoch())
+    expected = [[r.name, r.kind, r.not_after.strftime("%Y-%m-%d"), r.renew_from.strftime("%Y-%m-%d"),
+                 str(r.validity_hours)] for r in rows]
+    assert section.table.rows == expected  # soonest renewal first, the dates cert_schedule computes
+    data = {c["resource"]: c for c in section.data}
+    assert all(data[r.name]["renewFrom"] == r.as_json()["renew_from"] for r in rows)
+    text = summary.render(rendered_dev, load_stack("dev"), tmp_path, [])
+    assert "pulumi up renews from" in text and "karmada-pki-etcd-server" in text
 
 
 def test_expiry_changes_for_diff(rendered_dev: Plan) -> None:
@@ -104,3 +112,15 @@ def test_expiry_changes_for_diff(rendered_dev: Plan) -> None:
     assert all(a is not None and b is not None and b.not_after < a.not_after for _, a, b in changed)
     assert cs.expiry_changes(old, old) == []
     assert cs.expiry_changes(old, old[1:]) == [(old[0].name, old[0], None)]
+
+
+def test_diff_names_a_moved_renewal_window() -> None:
+    """A new early_renewal_hours is an in-place update: same certificate (fingerprint), another renewal date."""
+    from hubctl.diff import _certificate_lines
+
+    old = {"resource": "c", "subject": "CN=c", "fingerprint": "f", "validityHours": 8760,
+           "notAfter": "2027-12-01T00:00:00Z", "renewFrom": "2027-09-18T00:00:00Z"}
+    new = {**old, "renewFrom": "2027-08-14T00:00:00Z"}
+    assert _certificate_lines([old], [new]) == [
+        "c: pulumi up renews from 2027-09-18T00:00:00Z → 2027-08-14T00:00:00Z (same certificate)"]
+    assert _certificate_lines([old], [old]) == []
