@@ -2,7 +2,7 @@
 Secrets it mounts, and rolls one replica at a time within its PodDisruptionBudget.
 
 The expected checksum is recomputed here from the Secret objects the plan applies to the same API server
-(`kube.workloads.secret_content`, what the pod would see), never read back from the annotation; the mounted
+(`kube.rollouts.secret_content`, what the pod would see), never read back from the annotation; the mounted
 names come from the pod spec (volumes, envFrom, secretKeyRef). Mutations prove the checks can fail.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.kube import workloads as wl
+from components.kube import rollouts as wl
 from hubctl.commands import load_config
 from hubctl.plan import Plan, run_program
 from tests.support.rendered import objects

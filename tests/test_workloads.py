@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.karmada import manifests, workloads
-from components.kube import workloads as secret_checksums
+from components.kube import rollouts as secret_checksums
 from hubctl.plan import manifests as plan_manifests
 from hubctl.plan import run_program
 from tests.support.tools import REPO, edited_stack, load_stack
@@ -17,7 +17,7 @@ from tests.support.tools import REPO, edited_stack, load_stack
 
 def _host_objects(plan: Any) -> dict[tuple[str, str], dict[str, Any]]:
     """The host's objects, without the checksum of their Secrets on the pod template (added when applied,
-    kube/workloads.py; the rest is exactly the document)."""
+    kube/rollouts.py; the rest is exactly the document)."""
     out = {}
     for obj in plan_manifests(plan)["host"]:
         template = secret_checksums.pod_template(obj)
