@@ -382,14 +382,25 @@ class EtcdBackupConfig(Model):
     """Stack secret holding the object-storage access key."""
     secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
     """Stack secret holding the object-storage secret key."""
+    encryption_key_config_key: str = Field(default="etcdBackupEncryptionKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret every snapshot is encrypted with before it leaves the cluster (AES-256-GCM, format KHB1 in
+    agents/etcd_backup_upload.py). Keep it outside the hub: no snapshot opens without it."""
 
     @field_validator("schedule")
     @classmethod
     def _cron(cls, v: str) -> str:
-        fields = v.split()
-        if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
-            raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
-        return v
+        return _five_field_cron(v)
+
+
+def _five_field_cron(v: str) -> str:
+    fields = v.split()
+    if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
+        raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
+    return v
+
+
+ETCD_MAX_QUOTA = 8 * 2**30
+"""etcd's suggested maximum backend size (`MaxQuotaBytes`, etcd v3.6.6 server/storage/quota.go)."""
 
 
 class EtcdConfig(Model):
@@ -401,6 +412,11 @@ class EtcdConfig(Model):
     """Size of each etcd member's volume."""
     backup: EtcdBackupConfig | None = None
     """Scheduled snapshots to S3-compatible object storage; unset: no backups."""
+    quota_backend_size: str = Field(default="2Gi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+    """etcd `--quota-backend-bytes`: above it etcd raises the NOSPACE alarm and refuses writes. Rendered
+    explicitly (etcd's default is 2 GiB); the monitoring alerts and the backup volume are sized from it."""
+    defrag_schedule: str = "37 3 * * 0"
+    """Cron schedule (UTC) of the defragmentation job (one member at a time, only when fragmented)."""
 
     @field_validator("replicas")
     @classmethod
@@ -408,6 +424,31 @@ class EtcdConfig(Model):
         if v < 3 or v % 2 == 0:
             raise _fail("quorum", "must be an odd number >= 3 for etcd quorum (got {v})", v=v)
         return v
+
+    @field_validator("defrag_schedule")
+    @classmethod
+    def _defrag_cron(cls, v: str) -> str:
+        return _five_field_cron(v)
+
+    @model_validator(mode="after")
+    def _quota_fits(self) -> EtcdConfig:
+        from components.kube.quantity import parse_quantity
+
+        quota = parse_quantity(self.quota_backend_size)
+        if quota > ETCD_MAX_QUOTA:
+            raise _fail("etcd_quota", "quotaBackendSize {q} is above etcd's suggested maximum of 8Gi",
+                        q=self.quota_backend_size, loc=("karmada", "etcd", "quotaBackendSize"))
+        if parse_quantity(self.storage_size) < 2 * quota:
+            raise _fail("etcd_quota", "storageSize {s} must hold twice quotaBackendSize {q} (defragmentation "
+                        "rewrites the database file); raise storageSize or lower quotaBackendSize",
+                        s=self.storage_size, q=self.quota_backend_size, loc=("karmada", "etcd", "storageSize"))
+        return self
+
+    @property
+    def quota_backend_bytes(self) -> int:
+        from components.kube.quantity import parse_quantity
+
+        return int(parse_quantity(self.quota_backend_size))
 
 
 class PkiConfig(Model):
@@ -1054,6 +1095,35 @@ class DnsConfig(Model):
         return self
 
 
+class MonitoringConfig(Model):
+    """Monitoring that ships with the hub, for a Prometheus Operator the user already runs on the hub's host
+    cluster (its PodMonitor and PrometheusRule CRDs, and kube-state-metrics for the workload and backup alerts).
+    components/operations/monitoring.py; the alerts' runbook is docs/runbooks/monitoring.md."""
+
+    enabled: bool = False
+    """Render the PodMonitors, the PrometheusRule and the member-readiness exporter (stacks that own the hub)."""
+    runbook_base_url: str | None = Field(default=None, pattern=r"^https://[^\s?#]+[^/\s?#]$")
+    """Where this repository's docs/runbooks are served (alerts link `<this>/monitoring.md#<alert>`), e.g.
+    https://github.com/<org>/karmada-hub/blob/main/docs/runbooks."""
+    labels: dict[str, str] = {}
+    """Added to every PodMonitor and PrometheusRule, so the Prometheus's selectors pick them up (e.g.
+    `release: kube-prometheus-stack`)."""
+    prometheus_namespace: DnsLabel = "monitoring"
+    """Namespace Prometheus runs in: the source of the scrape flows a NetworkPolicy must allow (docs/monitoring.md)."""
+    prometheus_pod_labels: dict[str, str] = {"app.kubernetes.io/name": "prometheus"}
+    """Labels of the Prometheus pods, for the same flows."""
+    scrape_interval_seconds: int = Field(default=30, ge=10, le=300)
+    """How often each target is scraped (the PodMonitors' interval)."""
+
+    @model_validator(mode="after")
+    def _runbooks(self) -> MonitoringConfig:
+        if self.enabled and self.runbook_base_url is None:
+            raise _fail("monitoring", "required when monitoring is enabled: where docs/runbooks of this repository is "
+                        "served, e.g. https://github.com/<org>/karmada-hub/blob/main/docs/runbooks",
+                        loc=("monitoring", "runbookBaseUrl"))
+        return self
+
+
 class FailoverConfig(Model):
     """Karmada's cluster-failover knobs, each in a range that avoids flapping and false failovers."""
 
@@ -1131,6 +1201,8 @@ class FleetConfig(Model):
     """Failover DNS with external-dns (Hetzner); unset: no DNS names."""
     failover: FailoverConfig = FailoverConfig()
     """Karmada's cluster-failover timing."""
+    monitoring: MonitoringConfig = MonitoringConfig()
+    """Monitoring for a Prometheus Operator already running on the hub (docs/monitoring.md)."""
     hub_stack: HubStackRef | None = None
     """Region stacks: the hub stack they read through a StackReference."""
     capi: CapiManagementConfig = CapiManagementConfig()
@@ -1194,6 +1266,11 @@ class FleetConfig(Model):
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):
                 self._require_secret(getattr(backup, field), "<value>", ("karmada", "etcd", "backup", _alias(field)))
+            loc = ("karmada", "etcd", "backup", "encryptionKeyConfigKey")
+            self._require_secret(backup.encryption_key_config_key, '"$(openssl rand -base64 32)"', loc)
+            if len(self.secrets[backup.encryption_key_config_key].strip()) < 32:
+                raise _fail("secret", "stack secret karmada-hub:{k} must be at least 32 characters (pulumi config set "
+                            '--secret {k} "$(openssl rand -base64 32)")', k=backup.encryption_key_config_key, loc=loc)
         if self.karmada.replicas.apiserver is None:
             # one per hub server; a new KarmadaConfig on this instance only (defaults may be shared instances)
             replicas = self.karmada.replicas.model_copy(
@@ -1230,6 +1307,9 @@ class FleetConfig(Model):
                                 loc=("tenants", t_i, "placement", "preferredRegions"))
             if tenant.quota is not None:
                 _check_quota(tenant.quota, member_names, t_i)
+        if self.role == "region" and self.monitoring.enabled:
+            raise _fail("monitoring", "monitoring runs in the stack that owns the hub (role hub); enable it there "
+                        "and remove it here", loc=("monitoring", "enabled"))
         self._check_tenant_features()
         self._check_regions_survive_loss()
         self._check_dns()
@@ -1556,7 +1636,7 @@ _CUSTOM_TYPES = frozenset(
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
      "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
-     "reserved_ns", "region_stacks"}
+     "reserved_ns", "etcd_quota", "monitoring", "region_stacks"}
 )
 
 

@@ -30,6 +30,8 @@ from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
+from components.operations.etcd_maintenance import EtcdMaintenance
+from components.operations.monitoring import HubMonitoring
 from components.operations.region_intents import fleet_members, fleet_tenants, region_intents
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
@@ -134,18 +136,26 @@ def hub(config: FleetConfig) -> HubOutputs:
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
+    certificates = [*cluster.certificates, *control_plane.pki.certificates]
     if config.karmada.etcd.backup is not None:
-        EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
+        certificates += EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca,
+                                   [control_plane.etcd]).certificates
+    certificates += EtcdMaintenance("etcd-maintenance", config, host, control_plane.pki.etcd_ca,
+                                    [control_plane.etcd]).certificates
     namespaces: list[pulumi.Resource] = [control_plane.namespace]
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        dns_namespace = FleetDns("dns", config, host, karmada, karmada_ca, after).namespace
+        fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
+        dns_namespace, certificates = fleet_dns.namespace, [*certificates, *fleet_dns.certificates]
         namespaces += dns_namespace
     estimators = [m.name for m in members if m.scheduler_estimator]
     HostNetworkPolicies("network-policies", config, host, estimators, namespaces)
     registry = MemberRegistry("registry", config, members, tenants, karmada, host, karmada_ca, after)
     identities = RegionAccess("regions", config, intents, karmada, host, karmada_ca, cluster.client_ca,
                               [*after, *registry.ready, *dns_namespace])
+    if config.monitoring.enabled:  # every member's estimator certificate is the hub's now
+        HubMonitoring("monitoring", config, host, karmada, karmada_ca, [*certificates, *registry.certificates],
+                      [control_plane.etcd], after)
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_server_ca_cert_pem=cluster.server_ca_pem,
         hub_server_ipv4s=pulumi.Output.all(*cluster.server_ipv4s), hub_load_balancer_ipv4=cluster.lb_ipv4,

@@ -658,6 +658,10 @@ def _certificate_lines(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> 
                      ("notAfter", "expiry"), ("issuer", "issuer")) if x.get(k) != y.get(k)]
             lines.append(f"{name}: reissued ({x['fingerprint']} → {y['fingerprint']})"
                          + (": " + "; ".join(what) if what else ": same subject and validity, new key or signature"))
+        elif x is not None and y is not None and x.get("renewFrom") != y.get("renewFrom"):
+            # early_renewal_hours changed: an in-place update, the certificate itself stays
+            lines.append(f"{name}: pulumi up renews from {x.get('renewFrom')} → {y.get('renewFrom')} "
+                         "(same certificate)")
     return lines
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from components.config import FleetConfig
+from components.kube import cert_schedule
 from hubctl import certs
 from hubctl.mocks import unwrap
 from hubctl.output import Output, Table
@@ -197,8 +198,19 @@ def whatif_section(plan: Plan, config: FleetConfig) -> Section | None:
 CERT_TYPES = ("tls:index/locallySignedCert:LocallySignedCert", "tls:index/selfSignedCert:SelfSignedCert")
 
 
+def certificate_resources(plan: Plan) -> list[dict[str, Any]]:
+    """The plan's certificate resources in plan.json's shape, with the provider outputs the mocks computed (what
+    components/kube/cert_schedule.certificate_expiry reads)."""
+    return [{"type": r.type, "name": r.name, "urn": r.urn, "inputs": unwrap(r.inputs), "outputs": unwrap(r.outputs)}
+            for r in plan.records if r.type in CERT_TYPES]
+
+
 def certificates(plan: Plan) -> list[dict[str, Any]]:
-    """Every certificate the plan mints (tls provider), parsed from its (public) certPem output."""
+    """Every certificate the plan mints (tls provider), parsed from its (public) certPem output, with when
+    `pulumi up` renews it (cert_schedule: `notAfter - early_renewal_hours`)."""
+    from hubctl.mocks import plan_epoch
+
+    schedule = {r.name: r for r in cert_schedule.certificate_expiry(certificate_resources(plan), plan_epoch())}
     found = []
     for record in plan.records:
         if record.type not in CERT_TYPES:
@@ -208,20 +220,27 @@ def certificates(plan: Plan) -> list[dict[str, Any]]:
         if info is None:
             continue
         inputs = unwrap(record.inputs) or {}
+        row = schedule[record.name]
         found.append({"resource": record.name, **info.as_dict(),
-                      "earlyRenewalHours": int(inputs.get("earlyRenewalHours") or 0)})
+                      "earlyRenewalHours": int(inputs.get("earlyRenewalHours") or 0),
+                      "kind": row.kind, "renewFrom": row.as_json()["renew_from"]})
     return sorted(found, key=lambda c: c["resource"])
 
 
 def certificates_section(plan: Plan, config: FleetConfig) -> Section | None:
+    """Per CA and leaf: when it expires and from when `pulumi up` re-issues it, soonest renewal first (the
+    offline plan issues every certificate today; a live stack renews from its own dates)."""
     found = certificates(plan)
     if not found:
         return None
     shortest = min(found, key=lambda c: (c["validityHours"], c["resource"]))
-    rows = [[c["resource"], c["subject"], str(c["validityHours"]), c["notAfter"], c["fingerprint"]] for c in found]
-    table = Table(["certificate", "subject", "validity h", "expires", "sha256"], rows,
+    by_renewal = sorted(found, key=lambda c: (c["renewFrom"], c["resource"]))
+    rows = [[c["resource"], c["kind"], c["notAfter"][:10], c["renewFrom"][:10], str(c["validityHours"])]
+            for c in by_renewal]
+    table = Table(["certificate", "kind", "expires", "pulumi up renews from", "validity h"], rows,
                   footer=[f"{len(found)} certificates; shortest validity {shortest['validityHours']} h "
-                          f"({shortest['resource']})"])
+                          f"({shortest['resource']}); first renewal {by_renewal[0]['renewFrom'][:10]} "
+                          f"({by_renewal[0]['resource']}); subjects and fingerprints in --json"])
     metrics = {"count": Metric(len(found)),
                "shortest validity": Metric(shortest["validityHours"], "h", "higher")}
     return Section("certificates", "certificates", table, metrics=metrics, data=found)
@@ -267,8 +286,9 @@ SECTIONS: list[SectionBuilder] = [
 ]
 """In print order. A new room appends its builder here (a what-if table, budget clocks, ...)."""
 
-TERMINAL_SECTIONS = ("components", "outputs", "adminPaths", "controlPlane", "versionSkew", "failoverBudget", "whatif")
-"""What the plan prints (the certificates table is long: it is in `--json` and report.json)."""
+TERMINAL_SECTIONS = ("components", "outputs", "adminPaths", "controlPlane", "versionSkew", "failoverBudget", "whatif",
+                     "certificates")
+"""What the plan prints (the certificates' subjects, SANs and fingerprints only in `--json` and report.json)."""
 
 
 def build(plan: Plan, config: FleetConfig) -> list[Section]:
@@ -292,7 +312,7 @@ def render(out: Output, header: str, sections: list[Section], files: list[str],
         if section.text is not None and not out.rich:
             out.text(section.text)
         elif section.table is not None:
-            titled = out.rich or section.key == "controlPlane"
+            titled = out.rich or section.key in ("controlPlane", "certificates")
             table = section.table
             out.table(Table(table.headers, table.rows, title=section.title if titled else "", footer=table.footer))
     listed = sorted(f for f in files if f.startswith(("manifests/", "cloud-init/")))

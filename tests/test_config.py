@@ -25,8 +25,8 @@ from tests.support.tools import REPO, copy_program, program_env, stack_values
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
 LOCATIONS = "fsn1, nbg1, hel1, ash, hil, sin"
-TOP_KEYS = ("capi, dns, failover, hub, hubStack, identityCsr, karmada, members, region, regionStacks, regions, "
-            "role, tenants")
+TOP_KEYS = ("capi, dns, failover, hub, hubStack, identityCsr, karmada, members, monitoring, region, regionStacks, "
+            "regions, role, tenants")
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -196,6 +196,13 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("etcd-backup-http-endpoint", set_at(["karmada", "etcd", "backup", "endpoint"], "http://s3.example.com"),
      "karmada.etcd.backup.endpoint: string should match pattern '^https://[a-z0-9.-]+(:\\d+)?$' "
      "(got 'http://s3.example.com')"),
+    ("etcd-quota-above-8gi", set_at(["karmada", "etcd", "quotaBackendSize"], "9Gi"),
+     "karmada.etcd.quotaBackendSize: quotaBackendSize 9Gi is above etcd's suggested maximum of 8Gi"),
+    ("etcd-storage-below-twice-quota", set_at(["karmada", "etcd", "quotaBackendSize"], "5Gi"),
+     "karmada.etcd.storageSize: storageSize 8Gi must hold twice quotaBackendSize 5Gi (defragmentation rewrites "
+     "the database file); raise storageSize or lower quotaBackendSize"),
+    ("etcd-defrag-bad-cron", set_at(["karmada", "etcd", "defragSchedule"], "weekly"),
+     "karmada.etcd.defragSchedule: must be a 5-field cron expression like '17 */6 * * *' (got 'weekly')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
     ("pull-member-labels", set_at(["members", 1, "labels"], {"tier": "standard"}),
@@ -328,6 +335,19 @@ def test_etcd_backup_secret_missing(dev_raw) -> None:
     assert error_of(raw, secrets - {"etcdBackupSecretKey"}) == PREFIX + (
         "karmada.etcd.backup.secretKeyConfigKey: stack secret karmada-hub:etcdBackupSecretKey is not set "
         "(pulumi config set --secret etcdBackupSecretKey <value>)")
+
+
+def test_etcd_backup_encryption_key_missing_or_short(dev_raw) -> None:
+    raw, secrets = dev_raw
+    short = dict(raw, etcdBackupEncryptionKey="too-short ")
+    assert error_of(short, secrets) == PREFIX + (
+        "karmada.etcd.backup.encryptionKeyConfigKey: stack secret karmada-hub:etcdBackupEncryptionKey must be at "
+        'least 32 characters (pulumi config set --secret etcdBackupEncryptionKey "$(openssl rand -base64 32)")')
+    assert "too-short" not in error_of(short, secrets)  # never the value itself
+    del raw["etcdBackupEncryptionKey"]
+    assert error_of(raw, secrets - {"etcdBackupEncryptionKey"}) == PREFIX + (
+        "karmada.etcd.backup.encryptionKeyConfigKey: stack secret karmada-hub:etcdBackupEncryptionKey is not set "
+        '(pulumi config set --secret etcdBackupEncryptionKey "$(openssl rand -base64 32)")')
 
 
 def test_missing_hub_for_all_in_one(dev_raw) -> None:

@@ -101,10 +101,16 @@ def _setup(plan: Any, stack: str) -> tuple[list[dict[str, Any]], dict[str, dict[
     prefix = "karmada-scheduler-estimator-"
     estimators = sorted(o["metadata"]["name"].removeprefix(prefix) for o in host
                         if o["kind"] == "Deployment" and o["metadata"]["name"].startswith(prefix))
-    declared = flows.flows(network_policy.host_workloads(config, estimators))
+    workloads = network_policy.host_workloads(config, estimators)
+    declared = flows.flows(workloads)
     policed = network_policy.namespaces(config)
-    ns_labels = netpol.namespace_labels([o for o in host if o["kind"] == "Namespace"], extra=["default"])
-    return _policies(host), ns_labels, _pods(host), declared, _addresses(declared), policed
+    elsewhere = [w for w in workloads if w.runs_elsewhere]  # a user's Prometheus: stand-in pods with its labels
+    ns_labels = netpol.namespace_labels([o for o in host if o["kind"] == "Namespace"],
+                                        extra=["default", *(w.namespace for w in elsewhere)])
+    pods = _pods(host)
+    for i, w in enumerate(elsewhere):
+        pods[w.key] = netpol.Pod(namespace=w.namespace, labels=dict(w.pod_labels), ip=f"10.42.210.{i + 1}", name=w.key)
+    return _policies(host), ns_labels, pods, declared, _addresses(declared), policed
 
 
 def _diff(got: set[Cell], want: set[Cell]) -> list[str]:
@@ -128,7 +134,8 @@ def test_reachability_equals_the_declared_flows_both_ways(rendered: tuple[Any, s
     # what the flow list says, spelled out for the core of the control plane
     etcd_clients = {s for s, d, p in got if d == "karmada-system/etcd" and p == 2379}
     assert etcd_clients >= {"karmada-system/karmada-apiserver", "karmada-system/karmada-aggregated-apiserver"}
-    assert not any(d == "karmada-system/etcd" and p == 2381 for _, d, p in got)  # metrics: the node only
+    # etcd's plain-HTTP metrics: the node (probes) and, with monitoring on, the user's Prometheus only
+    assert {s for s, d, p in got if d == "karmada-system/etcd" and p == 2381} == {"monitoring/prometheus"}
     assert ("karmada-system/karmada-apiserver", "karmada-system/karmada-webhook", 8443) in got
     assert not any(s in INTRUDERS for s, _, _ in got)
 
@@ -155,7 +162,8 @@ def test_every_rendered_pod_in_a_policed_namespace_is_declared_with_its_ports(re
             problems.append(f"{key}: container ports {sorted(p for p, _ in pod.ports.values())} != declared "
                             f"{sorted(x.port for x in workload.listeners)}")
     assert problems == []
-    assert set(declared) <= set(pods), f"declared but not rendered: {sorted(set(declared) - set(pods))}"
+    rendered = {k for k in declared if not declared[k].runs_elsewhere}
+    assert rendered <= set(pods), f"declared but not rendered: {sorted(rendered - set(pods))}"
 
 
 def test_probes_from_the_node_always_pass(rendered: tuple[Any, str]) -> None:
@@ -185,7 +193,8 @@ def test_without_default_deny_unpoliced_pods_are_open(rendered_dev: Any) -> None
         policies.remove(_named(policies, flows.DEFAULT_DENY))
 
     diff = _mutated_diff(rendered_dev, "dev", drop)
-    assert "extra ('default/intruder', 'karmada-system/kube-controller-manager', 10257)" in diff
+    # the descheduler has no clients (nobody dials or scrapes it), so only the default deny closes it
+    assert "extra ('default/intruder', 'karmada-system/karmada-descheduler', 10358)" in diff
     assert all(d.startswith("extra") for d in diff)
 
 
@@ -193,7 +202,7 @@ def test_an_egress_only_deny_isolates_nothing(rendered_dev: Any) -> None:
     def egress(policies: list[dict[str, Any]]) -> None:
         _named(policies, flows.DEFAULT_DENY)["spec"]["policyTypes"] = ["Egress"]
 
-    assert "extra ('default/intruder', 'karmada-system/karmada-scheduler', 10351)" in _mutated_diff(
+    assert "extra ('default/intruder', 'karmada-system/karmada-descheduler', 10358)" in _mutated_diff(
         rendered_dev, "dev", egress)
 
 
@@ -303,3 +312,31 @@ def test_semantics_peers() -> None:
     assert netpol.allowed([block], NS_LABELS, netpol.Address("198.51.100.7"), DST, 5432)
     assert not netpol.allowed([block], NS_LABELS, netpol.Address("198.51.100.200"), DST, 5432)
     assert not netpol.allowed([block], NS_LABELS, web_a, DST, 5432)
+
+
+def test_the_monitoring_flow_list_is_allowed_by_the_rendered_policies(rendered_dev: Any) -> None:
+    """Issue 13's own list of what monitoring and the etcd jobs need (operations/monitoring_docs.flows, the table
+    in docs/monitoring.md) holds against the policies rendered from the declarations: a pod with each flow's
+    source labels reaches every rendered pod with its destination labels that listens on the port."""
+    from components.operations import monitoring_docs
+
+    config = load_stack("dev")
+    policies, ns_labels, pods, _, _, policed = _setup(rendered_dev, "dev")
+    backup = config.karmada.etcd.backup
+    wanted = monitoring_docs.flows(config.monitoring.prometheus_namespace, config.monitoring.prometheus_pod_labels,
+                                   backup.endpoint if backup else None)
+    checked = 0
+    for i, f in enumerate(wanted):
+        if f.destination_namespace not in policed or f.destination_pods is None:
+            continue  # egress to object storage: ingress policies do not restrict it
+        src = netpol.Pod(namespace=f.source_namespace, labels=dict(f.source_pods), ip=f"10.42.220.{i + 1}")
+        job = f.why.removeprefix("scrape ") if f.why.startswith("scrape ") else ""  # estimators: a name prefix
+        targets = [p for p in pods.values() if p.namespace == f.destination_namespace
+                   and netpol.selector_matches({"matchLabels": dict(f.destination_pods)}, p.labels)
+                   and p.labels.get("app.kubernetes.io/name", "").startswith(job)
+                   and f.port in {n for n, _ in p.ports.values()}]
+        assert targets, f.why
+        for dst in targets:
+            assert netpol.allowed(policies, ns_labels, src, dst, f.port), (f.why, dst.name, f.port)
+            checked += 1
+    assert checked >= 10

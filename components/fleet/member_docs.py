@@ -28,7 +28,7 @@ from typing import Any, Literal
 from components import versions
 from components.config import MemberConfig
 from components.karmada import flags
-from components.kube import agent_script
+from components.kube import agent_script, rollouts
 from components.kube.kubeconfig import kubeconfig as render_kubeconfig
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
@@ -603,7 +603,8 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
             "selector": {"matchLabels": labels},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
             "template": {
-                "metadata": {"labels": labels},
+                # the join writes the kubeconfig Secret in the member; karmada-agent-restart rolls the pods
+                "metadata": {"labels": labels, "annotations": {rollouts.ELSEWHERE_ANNOTATION: AGENT_KUBECONFIG_SECRET}},
                 "spec": {
                     "serviceAccountName": AGENT_SA,
                     "securityContext": _pod_security(),

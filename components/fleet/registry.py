@@ -25,8 +25,8 @@ from components.config import FleetConfig, MemberConfig, TenantConfig
 from components.fleet import member_docs as docs
 from components.fleet import policy_docs
 from components.karmada import flags, manifests, pki_spec, workloads
-from components.kube import tls
-from components.kube.objects import apply
+from components.kube import rollouts, tls
+from components.kube.objects import apply, with_secret_checksum
 
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
@@ -55,6 +55,8 @@ class MemberRegistry(pulumi.ComponentResource):
         on_hub = pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=list(after))
         on_host = pulumi.ResourceOptions(parent=self, provider=host_provider)
         from_policies = moved_from("karmada-hub:index:FleetPolicies", "policies")
+        self.certificates: list[tls.KeyPair] = []
+        """Every certificate it issues (each estimator's serving certificate), for the expiry records."""
         self.ready = [apply("karmada", policy_docs.tenant_namespace(t), pulumi.ResourceOptions.merge(
             on_hub, from_policies)) for t in tenants]
         if any(m.sync_mode == "Pull" for m in members):
@@ -85,18 +87,26 @@ class MemberRegistry(pulumi.ComponentResource):
                         config.karmada.pki.leaf_validity_hours,
                         pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), was),
                         dns_names=spec.dns_names)
+        self.certificates.append(cert)
         workload = workloads.estimator(config, member.name)
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         needed = manifests.pki_files(workload.args)
         assert set(needed) == set(files), f"estimator flags name {needed}, issued {sorted(files)}"
-        pki = apply("host", manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX,
-                                             {manifests.secret_key(f): v for f, v in files.items()},
-                                             component=workload.name), on_host)
+        pki_doc = manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX,
+                                   {manifests.secret_key(f): v for f, v in files.items()}, component=workload.name)
+        pki = apply("host", pki_doc, on_host)
         deployment = manifests.deployment(workload)
         # Its pods start once the region stack wrote the member kubeconfig: do not make the hub's `up` wait.
         deployment["metadata"]["annotations"] = dict(SKIP_AWAIT)
-        apply("host", deployment, pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[pki])))
+        # The member kubeconfig is the region's (a reader token that changes only when rotated, then the runbook
+        # restarts the estimator); the serving certificate is the hub's and rolls the pods when renewed.
+        template = deployment["spec"]["template"]
+        template["metadata"]["annotations"] = {**(template["metadata"].get("annotations") or {}),
+                                               rollouts.ELSEWHERE_ANNOTATION: workload.name +
+                                               manifests.MEMBER_KUBECONFIG_SUFFIX}
+        apply("host", with_secret_checksum(deployment, [pki_doc]),
+              pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[pki])))
         apply("host", manifests.pdb(workload.name), on_host)
         apply("host", manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),
               on_host)

@@ -55,6 +55,8 @@ class Workload:
     external: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Listener name -> CIDRs outside the cluster allowed to reach it (a NodePort with externalTrafficPolicy
     Local keeps the client's address, so the policy can see it)."""
+    runs_elsewhere: bool = False
+    """Pods the program does not run but admits (a user's Prometheus, in its own namespace): only its dials count."""
 
     @property
     def key(self) -> str:

@@ -2,8 +2,9 @@
 
 The one list of every workload the hub's host cluster runs in a policed namespace (`host_workloads`): each
 domain declares its own (`karmada/network.py`, `traffic/docs.py`, `traffic/refresher_docs.py`,
-`traffic/failover_docs.py`, `operations/etcd_backup_docs.py`); a new workload adds its declaration there and
-one line here.
+`traffic/failover_docs.py`, `operations/etcd_backup_docs.py`, `operations/etcd_maintenance_docs.py`,
+`operations/monitoring_docs.py`: the exporter and the user's Prometheus scrapes); a new workload adds its
+declaration there and one line here.
 `tests/test_network_policies.py` fails for a rendered pod in these namespaces that nobody declared.
 
 k3s enforces NetworkPolicy with its embedded kube-router controller (on unless `--disable-network-policy`,
@@ -21,9 +22,10 @@ from components.config import FleetConfig
 from components.hetzner.hub_cluster import karmada_api_cidrs
 from components.karmada import flags
 from components.karmada.network import control_plane_workloads
+from components.karmada.pki_spec import estimator_service_name
 from components.kube import flows
 from components.kube.objects import apply
-from components.operations import etcd_backup_docs
+from components.operations import etcd_backup_docs, etcd_maintenance_docs, monitoring_docs
 from components.traffic import docs as traffic_docs
 from components.traffic import failover_docs, refresher_docs
 
@@ -42,8 +44,13 @@ def apiserver_clients(config: FleetConfig) -> list[str]:
 def host_workloads(config: FleetConfig, estimator_members: Sequence[str]) -> list[flows.Workload]:
     workloads = control_plane_workloads(apiserver_clients(config), estimator_members,
                                         descheduler=config.karmada.descheduler_enabled)
+    workloads.append(etcd_maintenance_docs.flows())
     if config.karmada.etcd.backup is not None:
         workloads.append(etcd_backup_docs.flows())
+    if config.monitoring.enabled:
+        mon = config.monitoring
+        estimators = [estimator_service_name(m) for m in sorted(estimator_members)]
+        workloads += monitoring_docs.flow_workloads(mon.prometheus_namespace, mon.prometheus_pod_labels, estimators)
     if config.dns is not None:
         workloads += [traffic_docs.external_dns_flows(), refresher_docs.flows(), failover_docs.flows()]
     return workloads

@@ -156,6 +156,9 @@ class EtcdCluster:
     service_names: Sequence[str] = ()
     """Extra names (a client Service's DNS names) that every namespace's /etc/hosts maps to the first
     member, the way a Service would route to one live member."""
+    seed_data_dirs: Mapping[str, Path] = field(default_factory=dict)
+    """pod name -> a data directory (with `member/`) the member starts from instead of an empty one: what a
+    restore puts on the member's volume."""
     substitutions: list[str] = field(default_factory=list)
     members: list[_Member] = field(default_factory=list)
 
@@ -200,6 +203,8 @@ class EtcdCluster:
         for i, (pod, raw) in enumerate(zip(pod_names, self.args_per_member, strict=True)):
             data_dir = self._tmp / "data" / pod
             data_dir.mkdir(parents=True, mode=0o700)
+            if pod in self.seed_data_dirs:
+                shutil.copytree(Path(self.seed_data_dirs[pod]) / "member", data_dir / "member")
             args = self._rewrite(list(raw), pod, pki, data_dir, pod_ip=str(addresses[i]))
             values = flag_values(args)
             adv = urlsplit(values["advertise-client-urls"].split(",")[0]).hostname or ""
