@@ -24,9 +24,10 @@ from typing import Any
 
 import yaml
 
-from tests.support.fakeapi import ALLOW_ALL, FakeApi, Key
+from tests.support.fake_apiserver import FakeApiServer, Key, User
 from tests.support.fleet_sim import ADMIN, ADMIN_TOKEN, World
 from tests.support.httpfake import Handler, LoopbackServer
+from tests.support.rbac import ALLOW_ALL
 
 DRILL_NS = "karmada-hub-drill"
 
@@ -108,13 +109,10 @@ class DrillFleet:
             regions.setdefault(m.region, []).append(m.name)
         self.world = World(tmp, config.dns.domain, regions)
         w = self.world
-        w.karmada.on_write = self._karmada_write
-        w.karmada.tokens[ADMIN_TOKEN] = ADMIN
-        self.member_api = {name: FakeApi(str(w.tls["server.crt"]), str(w.tls["server.key"]),
-                                         tokens={ADMIN_TOKEN: ADMIN}, grants={ADMIN: ALLOW_ALL})
-                           for name in self.members}
-        self.capi = FakeApi(str(w.tls["server.crt"]), str(w.tls["server.key"]), tokens={ADMIN_TOKEN: ADMIN},
-                            grants={ADMIN: ALLOW_ALL})
+        w.karmada.hooks.append(self._karmada_write)
+        w.karmada.tokens[ADMIN_TOKEN] = User(ADMIN)
+        self.member_api = {name: self._admin_only_api() for name in self.members}
+        self.capi = self._admin_only_api()
         servers = []
         for i, m in enumerate(config.members):
             self.capi.put("cluster.x-k8s.io", "clusters", {
@@ -134,9 +132,15 @@ class DrillFleet:
                 "spec": {"syncMode": m.sync_mode, "region": m.region, "taints": []},
                 "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady"}]}})
 
+    def _admin_only_api(self) -> FakeApiServer:
+        """A member or the CAPI management cluster: the drill's admin token, allowed everything."""
+        tls = self.world.tls
+        return FakeApiServer(tls["server.crt"], tls["server.key"], tokens={ADMIN_TOKEN: User(ADMIN)},
+                             grants={ADMIN: ALLOW_ALL})
+
     # ------------------------------------------------------------------ Karmada's part
 
-    def _karmada_write(self, method: str, key: Key, obj: dict[str, Any]) -> None:
+    def _karmada_write(self, method: str, key: Key, obj: dict[str, Any], _user: User) -> None:
         _, resource, namespace, name = key
         if namespace != DRILL_NS:
             return
