@@ -81,6 +81,13 @@ class FakeS3:
                 return ",".join(sorted(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query,
                                                              keep_blank_values=True)))
 
+            def _accept(self) -> tuple[bytes, str, dict[str, str]] | None:
+                """(body, key, query) of a correctly signed request; None once a refusal has been sent."""
+                body = self.body()
+                if not self._verify(body):
+                    return None
+                return (body, *self._key())
+
             def _key(self) -> tuple[str, dict[str, str]]:
                 parts = urllib.parse.urlsplit(self.path)
                 path = urllib.parse.unquote(parts.path)
@@ -88,10 +95,9 @@ class FakeS3:
                 return path[len(bucket) + 2:], dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
 
             def do_PUT(self) -> None:  # noqa: N802 - http.server names it
-                body = self.body()
-                if not self._verify(body):
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                body, key, query = accepted
                 if "uploadId" in query:
                     upload = fake.uploads.get(query["uploadId"])
                     number = int(query["partNumber"])
@@ -106,10 +112,9 @@ class FakeS3:
                 self.reply(200)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server names it
-                body = self.body()
-                if not self._verify(body):
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                body, key, query = accepted
                 if "uploads" in query:
                     fake._counter += 1
                     upload_id = f"upload-{fake._counter}"
@@ -143,9 +148,9 @@ class FakeS3:
                 self.reply(200, xml.encode())
 
             def do_DELETE(self) -> None:  # noqa: N802 - http.server names it
-                if not self._verify(b""):
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                _, key, query = accepted
                 if "uploadId" in query:
                     fake.uploads.pop(query["uploadId"], None)
                     fake.aborted.append(key)
@@ -154,9 +159,9 @@ class FakeS3:
                 self.reply(204)
 
             def do_GET(self) -> None:  # noqa: N802 - http.server names it
-                if not self._verify(b""):
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                _, key, query = accepted
                 if key:
                     if key not in fake.objects:
                         return self.reply(404, b"<Error><Code>NoSuchKey</Code></Error>")
