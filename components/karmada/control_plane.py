@@ -21,7 +21,7 @@ from components.config import FleetConfig
 from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec
-from components.kube import tls
+from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply
 
@@ -142,18 +142,20 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         # --- etcd
         # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
         etcd_args = flags.etcd_args(karmada.etcd.replicas, f"karmada-hub-{pulumi.get_stack()}-etcd")
-        etcd_files = ["etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key"]
+        etcd_files = manifests.etcd_pki_files(etcd_args)
         etcd_secret = apply("host", manifests.secret(
             "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},
             component="etcd"), host_ns)
+        prepare_source = agent_script.source(manifests.ETCD_PREPARE_SCRIPT)
+        prepare_cm = apply("host", manifests.etcd_prepare_configmap(prepare_source), host_ns)
         apply("host", manifests.service(flags.ETCD_SERVICE, {"client": (2379, 2379), "peer": (2380, 2380)},
                                         headless=True), host_ns)
         apply("host", manifests.service(flags.ETCD_CLIENT_SERVICE, {"client": (2379, 2379)}, component="etcd"),
               host_ns)
         etcd = apply("host", manifests.etcd_statefulset(
             etcd_args, f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{rel.etcd}", karmada.etcd.replicas,
-            karmada.etcd.storage_class, karmada.etcd.storage_size),
-            pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret])))
+            karmada.etcd.storage_class, karmada.etcd.storage_size, prepare_source),
+            pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret, prepare_cm])))
         apply("host", manifests.pdb("etcd"), host_ns)
         self.etcd = etcd
 

@@ -38,6 +38,9 @@ AUDIT_POLICY_PATH = "/etc/karmada/audit/policy.yaml"
 AUDIT_LOG_PATH = "/var/log/karmada/audit.log"
 ENCRYPTION_CONFIG_PATH = "/etc/karmada/encryption/encryption-config.yaml"
 ETCD_DATA_DIR = "/var/lib/etcd"
+ETCD_CONFIG_DIR = "/run/etcd"
+"""emptyDir shared by an etcd pod's `prepare` init container (writes) and etcd (reads `--config-file`)."""
+ETCD_CONFIG_FILE = f"{ETCD_CONFIG_DIR}/etcd.conf.yaml"
 CAPI_KUBECONFIG_PATH = "/etc/karmada/capi/kubeconfig"
 """controller-manager `--cluster-api-kubeconfig`: the CAPI management cluster, for built-in auto-join."""
 
@@ -45,6 +48,7 @@ _PKI_FILES = (
     "ca.crt", "ca.key",
     "etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key",
     "etcd/backup-client.crt", "etcd/backup-client.key",
+    "etcd/member-client.crt", "etcd/member-client.key",
     "front-proxy-ca.crt", "front-proxy-client.crt", "front-proxy-client.key",
     "apiserver.crt", "apiserver.key",
     "apiserver-etcd-client.crt", "apiserver-etcd-client.key",
@@ -66,6 +70,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
         "audit-log": AUDIT_LOG_PATH,
         "encryption-config": ENCRYPTION_CONFIG_PATH,
         "etcd-data": ETCD_DATA_DIR,
+        "etcd-config": ETCD_CONFIG_FILE,
         "capi-kubeconfig": CAPI_KUBECONFIG_PATH,
     }
 )
