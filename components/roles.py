@@ -28,6 +28,8 @@ from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.kube import tls
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
+from components.operations.k3s_snapshots import K3sSnapshots
+from components.operations.k3s_upgrade import K3sUpgrade
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
@@ -110,12 +112,15 @@ def hub(config: FleetConfig) -> HubOutputs:
         "karmada-bootstrap", config.karmada.version, control_plane.provider,
         ca_bundle(control_plane.pki.ca.cert_pem), webhook=control_plane.webhook,
         aggregated_apiserver=control_plane.aggregated, extra=[cluster_taint_policy(), ingress_namespace()],
+        protect=config.hub is not None and config.hub.protect,
     )
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
     if config.karmada.etcd.backup is not None:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
+        K3sSnapshots("k3s-snapshots", config, host, [cluster.readiness])
+    K3sUpgrade("k3s-upgrade", config, host, [cluster.readiness])
     if config.dns is not None:
         FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
     return HubOutputs(

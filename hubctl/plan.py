@@ -189,12 +189,17 @@ def run_program(
     repo: Path,
     stack: StackConfig,
     stack_outputs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
+    live: dict[str, list[dict[str, Any]]] | None = None,
 ) -> Plan:
-    """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered."""
+    """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered. `live` is what
+    Hetzner would report as already running (hubctl.mocks.live_server/live_network); default nothing."""
+    from components.hetzner import live as live_state
+
+    live_state.forget()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     pulumi.runtime.settings.reset_options()
-    monitor = RecordingMonitor(PlanMocks(stack_outputs))
+    monitor = RecordingMonitor(PlanMocks(stack_outputs, live))
     old_env = os.environ.get("KARMADA_HUB_OFFLINE")
     os.environ["KARMADA_HUB_OFFLINE"] = "1"
     try:
@@ -217,6 +222,7 @@ def run_program(
         pulumi.runtime.settings.reset_options()
         loop.close()
         asyncio.set_event_loop(None)
+        live_state.forget()
         if old_env is None:
             os.environ.pop("KARMADA_HUB_OFFLINE", None)
         else:

@@ -49,8 +49,10 @@ class KarmadaPki(pulumi.ComponentResource):
         pki = config.karmada.pki
         cas: dict[str, tls.KeyPair] = {}
         self.files = {}
+        # hub.protect: a deleted or replaced CA key is a new trust root (every member and component re-trusts)
+        protected = pulumi.ResourceOptions(parent=self, protect=config.hub is not None and config.hub.protect)
         for spec in pki_spec.ca_specs():
-            pair = tls.ca(f"{name}-{spec.name}", spec.common_name, pki.ca_validity_hours, child)
+            pair = tls.ca(f"{name}-{spec.name}", spec.common_name, pki.ca_validity_hours, protected)
             cas[spec.name] = pair
             self.files[f"{spec.file}.crt"] = pair.cert_pem
             self.files[f"{spec.file}.key"] = pair.key_pem
@@ -104,7 +106,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         failover = flags.FailoverSettings.from_config(config.failover)
         kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
-        ns = apply("host", manifests.namespace(), host)
+        # hub.protect: deleting the control-plane namespace deletes etcd's claims and every component
+        ns = apply("host", manifests.namespace(), pulumi.ResourceOptions.merge(
+            host, pulumi.ResourceOptions(protect=config.hub.protect)))
         host_ns = pulumi.ResourceOptions.merge(host, pulumi.ResourceOptions(depends_on=[hub.readiness, ns]))
 
         enc_key = random.RandomBytes(f"{name}-encryption-key", length=32, opts=pulumi.ResourceOptions(parent=self))

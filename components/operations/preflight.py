@@ -27,6 +27,25 @@ def check(config: FleetConfig, stack_file: str) -> None:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
 
 
+def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
+    """What this `up` would change on the running hub, from what Hetzner reports (hetzner/changes.py): refuse a
+    dangerous change with one line naming the key and the fix, warn about what will roll. Runs inside the
+    program only (it makes provider invokes), after `check`; returns the notices it warned about."""
+    if config.hub is None or config.role == "region":
+        return []
+    import pulumi
+
+    from components.hetzner import changes, live
+
+    try:
+        plan = changes.plan_hub(config.hub, config.karmada.etcd, live.read_deployed(config.hub))
+    except changes.UnsafeChange as exc:
+        raise ConfigError(f"{stack_file}: karmada-hub:{exc.key}: {exc}") from None
+    for notice in plan.notices:
+        pulumi.log.warn(notice)
+    return list(plan.notices)
+
+
 def hub_contract(config: FleetConfig) -> dict[str, Any]:
     """What a hub stack promises its region stacks (exported as `fleetContract`): the values a region must
     agree with but cannot read from its own config."""

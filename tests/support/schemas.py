@@ -431,6 +431,36 @@ def validate_kubernetes(obj: Any, minor: str = "1.34") -> None:
         raise SchemaError(what, errors)
 
 
+def upstream_crds_dir() -> Path:
+    """The workspace's copies of the other upstream CRDs (`shared/upstream-crds/`, beside `shared/karmada/`)."""
+    return crds_dir().parent.parent / "upstream-crds"
+
+
+def upstream_kinds() -> frozenset[tuple[str, str, str]]:
+    root = upstream_crds_dir()
+    return frozenset(_crd_index(root)) if root.is_dir() else frozenset()
+
+
+def validate_upstream(obj: Any) -> None:
+    """A custom resource of an upstream CRD the program installs (system-upgrade-controller's Plan, …):
+    the served version's schema, closed, ObjectMeta rules and scope."""
+    _check_header(obj, "custom resource")
+    group, _, version = str(obj["apiVersion"]).rpartition("/")
+    what = f"{obj['apiVersion']} {obj['kind']} {obj['metadata'].get('name', '?')}"
+    crd = _crd_index(upstream_crds_dir()).get((group, version, obj["kind"]))
+    if crd is None:
+        raise SchemaError(what, [f"no served CRD for {group}/{version} {obj['kind']} under {upstream_crds_dir()}"])
+    errors = _schema_errors(crd.schema, obj)
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping):
+        errors += _meta_errors(meta, "subdomain")
+        if crd.namespaced != ("namespace" in meta):
+            errors.append("metadata.namespace: " + ("required for a namespaced kind" if crd.namespaced
+                                                    else "must not be set on a cluster-scoped kind"))
+    if errors:
+        raise SchemaError(what, errors)
+
+
 def validate_any(obj: Any, minor: str = "1.34") -> None:
     """Dispatch on the apiVersion group: Cluster → Go-derived schema; CRD kinds → CRDs; the rest → Kubernetes."""
     _check_header(obj, "object")
@@ -439,5 +469,7 @@ def validate_any(obj: Any, minor: str = "1.34") -> None:
         validate_cluster(obj)
     elif (group, version, obj["kind"]) in crd_kinds() or group.endswith("karmada.io"):
         validate_karmada(obj)
+    elif (group, version, obj["kind"]) in upstream_kinds():
+        validate_upstream(obj)
     else:
         validate_kubernetes(obj, minor)
