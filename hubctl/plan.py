@@ -38,6 +38,9 @@ from hubctl.mocks import SECRET_SIG, PlanMocks, unwrap
 from hubctl.stackfile import StackConfig
 
 REDACTED = "[secret]"
+DEPLOYED_ENV = "HUBCTL_DEPLOYED"
+"""A JSON file `{"servers": [...], "networks": [...]}` in the shape hubctl.mocks.live_server/live_network
+write: what the offline plan assumes Hetzner already runs (to preview a day-two change offline)."""
 K8S_PROVIDER_PREFIX = "k8s-"
 """Kubernetes providers are named `k8s-<target>`; the target names the manifests file."""
 
@@ -192,9 +195,12 @@ def run_program(
     live: dict[str, list[dict[str, Any]]] | None = None,
 ) -> Plan:
     """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered. `live` is what
-    Hetzner would report as already running (hubctl.mocks.live_server/live_network); default nothing."""
+    Hetzner would report as already running (hubctl.mocks.live_server/live_network), else the JSON file
+    `$HUBCTL_DEPLOYED` names; default nothing (a stack's first `up`)."""
     from components.hetzner import live as live_state
 
+    if live is None and os.environ.get(DEPLOYED_ENV):
+        live = json.loads(Path(os.environ[DEPLOYED_ENV]).read_text())
     live_state.forget()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

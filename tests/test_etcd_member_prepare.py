@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,18 @@ def test_every_flag_the_program_can_render_maps_into_the_file() -> None:
     assert doc["quota-backend-bytes"] == 8 * 2**30 and doc["log-level"] == "warn"
     assert set(prep.FLAG_TABLE) <= flags.KNOWN_FLAGS["etcd"] | {"enable-grpc-gateway"}
     assert "enable-grpc-gateway" in flags.KNOWN_FLAGS["etcd"]
+
+
+def test_every_flag_literal_in_etcd_args_has_a_config_file_mapping() -> None:
+    """Also the flags another change adds to `etcd_args` later: read from its source, not from one call."""
+    import inspect
+
+    from components.karmada.flags import etcd as etcd_flags
+
+    source = inspect.getsource(etcd_flags.etcd_args)
+    literals = set(re.findall(r'"--([a-z0-9-]+)=', source))
+    assert {"name", "initial-cluster", "peer-key-file", "cipher-suites"} <= literals
+    assert literals <= set(prep.FLAG_TABLE), sorted(literals - set(prep.FLAG_TABLE))
 
 
 def test_an_unmapped_flag_is_refused_not_dropped() -> None:

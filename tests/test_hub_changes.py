@@ -8,6 +8,7 @@ the rendered servers, their user-data and the refusals exactly as `pulumi previe
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -216,15 +217,41 @@ def test_program_on_a_running_hub_joins_every_server_and_resizes_one(dev: FleetC
     assert gates == {"karmada-hub-dev-cp-0": "cx23", "karmada-hub-dev-cp-1": "cx33", "karmada-hub-dev-cp-2": "cx33"}
 
 
-def test_program_refuses_an_immutable_change_before_registering_anything(
-        dev: FleetConfig, capsys: pytest.CaptureFixture[str]) -> None:
-    from hubctl.plan import run_program
-    from hubctl.stackfile import read_stack
+def test_plan_refuses_an_immutable_change_with_one_line_and_exit_2(dev: FleetConfig, tmp_path: Path) -> None:
+    """`hubctl plan` against a recorded deployed state (HUBCTL_DEPLOYED), the way `pulumi preview` sees Hetzner."""
+    import json
+    import subprocess
+    import sys
 
-    with pytest.raises(SystemExit) as exc:
-        run_program(REPO, read_stack(REPO, "dev"), live=_deployed_dev(dev, storage="4Gi"))
-    assert exc.value.code == 2
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
+    from tests.support.tools import program_env
+
+    deployed = tmp_path / "deployed.json"
+    deployed.write_text(json.dumps(_deployed_dev(dev, storage="4Gi")))
+    result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "dev", "--out", str(tmp_path / "plan"), "--quiet"],
+                            cwd=REPO, capture_output=True, text=True, timeout=300,
+                            env=program_env(HUBCTL_DEPLOYED=str(deployed)))
+    assert result.returncode == 2, result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert lines == ["error: stacks/Pulumi.dev.yaml: karmada-hub:karmada.etcd.storageSize: 4Gi -> 8Gi would replace "
                      "the etcd StatefulSet (volumeClaimTemplates are immutable) and restart every member at once; set "
                      "it back to 4Gi, or resize member by member (docs/runbooks/immutable-settings.md)"]
+    assert not (tmp_path / "plan" / "dev").exists(), "nothing written"
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(_deployed_dev(dev)))
+    ok = subprocess.run([sys.executable, "-m", "hubctl", "plan", "dev", "--out", str(tmp_path / "plan"), "--quiet"],
+                        cwd=REPO, capture_output=True, text=True, timeout=300,
+                        env=program_env(HUBCTL_DEPLOYED=str(same)))
+    assert ok.returncode == 0, ok.stderr[-2000:]
+
+def test_fewer_servers_or_etcd_members_are_refused(dev: FleetConfig) -> None:
+    more = _hub(dev, servers=5)
+    with pytest.raises(UnsafeChange, match="would delete karmada-hub-dev-cp-3, karmada-hub-dev-cp-4") as exc:
+        plan_hub(dev.hub, dev.karmada.etcd, Deployed(servers=_live(more)))
+    assert exc.value.key == "hub.servers"
+    plan_hub(more, dev.karmada.etcd, Deployed(servers=_live(dev.hub)))  # growing is fine
+    record = _record(dev.hub, dev.karmada.etcd, **{"etcd-replicas": "5"})
+    with pytest.raises(UnsafeChange, match="5 -> 3") as exc:
+        plan_hub(dev.hub, dev.karmada.etcd, Deployed(servers={}, record=record))
+    assert exc.value.key == "karmada.etcd.replicas"
+    plan_hub(dev.hub, dev.karmada.etcd, Deployed(servers={}, record=_record(dev.hub, dev.karmada.etcd)))
+

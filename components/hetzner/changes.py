@@ -16,6 +16,9 @@ names the key and the fix:
 - `hub.image`: ignored on existing servers (`ignore_changes`); said, not silent.
 - `karmada.etcd.storageSize` / `storageClass`: a StatefulSet's volumeClaimTemplates are immutable, so a change
   replaces the etcd StatefulSet and restarts every member at once. Refused with the member-by-member path.
+- fewer `karmada.etcd.replicas` or `hub.servers`: the members stopped that way are not removed and keep counting
+  towards quorum. Refused. (More is fine: a new etcd member joins through its `prepare` step, a new server
+  joins k3s.)
 - `hub.k3sVersion`: rolled by system-upgrade-controller one server at a time (`operations/k3s_upgrade.py`);
   a downgrade or a skipped minor is refused.
 - join mode: only the very first creation of a cluster may `cluster-init`; a server created while any other
@@ -41,6 +44,7 @@ RECORD_PREFIX = "karmada-hub/"
 RECORD_KEYS = {
     "etcd-storage-size": "karmada.etcd.storageSize",
     "etcd-storage-class": "karmada.etcd.storageClass",
+    "etcd-replicas": "karmada.etcd.replicas",
     "k3s-version": "hub.k3sVersion",
 }
 """Network label (after RECORD_PREFIX) -> the config key whose last applied value it records."""
@@ -117,6 +121,7 @@ def record_labels(hub: HubConfig, etcd: EtcdConfig) -> dict[str, str]:
     return {
         f"{RECORD_PREFIX}etcd-storage-size": etcd.storage_size,
         f"{RECORD_PREFIX}etcd-storage-class": etcd.storage_class,
+        f"{RECORD_PREFIX}etcd-replicas": str(etcd.replicas),
         f"{RECORD_PREFIX}k3s-version": k3s_label(hub.k3s_version),
     }
 
@@ -155,6 +160,11 @@ def _check_record(hub: HubConfig, etcd: EtcdConfig, record: Mapping[str, str]) -
             f"{old_class} -> {etcd.storage_class} would replace the etcd StatefulSet (volumeClaimTemplates are "
             f"immutable) and restart every member at once; set it back to {old_class}, or move member by member "
             f"({RUNBOOK_IMMUTABLE})"))
+    old_replicas = record.get(f"{RECORD_PREFIX}etcd-replicas")
+    if old_replicas is not None and old_replicas.isdigit() and int(old_replicas) > etcd.replicas:
+        raise UnsafeChange("karmada.etcd.replicas", (
+            f"{old_replicas} -> {etcd.replicas} would stop members without removing them, and the dead members would "
+            f"still count towards quorum; set it back to {old_replicas} ({RUNBOOK_IMMUTABLE})"))
     old_k3s = record.get(f"{RECORD_PREFIX}k3s-version")
     if old_k3s is not None:
         old = k3s_from_label(old_k3s)
@@ -179,6 +189,12 @@ def plan_hub(hub: HubConfig, etcd: EtcdConfig, deployed: Deployed) -> HubPlan:
         notices += _check_record(hub, etcd, deployed.record)
     names = [server_name(hub, i) for i in range(hub.servers)]
     live = {n: deployed.servers[n] for n in names if n in deployed.servers}
+    beyond = sorted(n for n in deployed.servers if n not in names)
+    if beyond:
+        raise UnsafeChange("hub.servers", (
+            f"{hub.servers} would delete {', '.join(beyond)}, whose k3s etcd members would still count towards "
+            f"quorum; set it back to {len(names) + len(beyond)}, or remove them one at a time first "
+            f"({RUNBOOK_LOST})"))
     for index, name in enumerate(names):
         server = live.get(name)
         if server is not None and server.location != hub.server_location(index):
