@@ -255,3 +255,14 @@ def test_fewer_servers_or_etcd_members_are_refused(dev: FleetConfig) -> None:
     assert exc.value.key == "karmada.etcd.replicas"
     plan_hub(dev.hub, dev.karmada.etcd, Deployed(servers={}, record=_record(dev.hub, dev.karmada.etcd)))
 
+
+
+def test_every_runbook_the_refusals_name_exists() -> None:
+    from agents import etcd_member_prepare
+
+    named = {changes.RUNBOOK_RESIZE, changes.RUNBOOK_IMMUTABLE, changes.RUNBOOK_K3S, changes.RUNBOOK_LOST,
+             etcd_member_prepare.RUNBOOK}
+    for rel in named:
+        assert (REPO / rel).is_file(), rel
+        assert rel.removeprefix("docs/runbooks/") in (REPO / "docs" / "runbooks" / "README.md").read_text(), rel
+        assert rel in (REPO / "README.md").read_text(), rel
