@@ -217,6 +217,7 @@ class ReplicaConfig(Model):
     scheduler: int = 2
     controller_manager: int = 2
     webhook: int = 2
+    descheduler: int = 2
 
     @field_validator("*")
     @classmethod
@@ -277,14 +278,77 @@ class PkiConfig(Model):
         return self
 
 
+TenantGate = Literal["WorkloadAffinity", "SchedulingOvercommitProtection", "ResourceQuotaEstimate",
+                     "PriorityBasedScheduling", "PropagationPolicyPreemption", "StatefulFailoverInjection",
+                     "FederatedQuotaEnforcement"]
+"""The alpha gates a fleet switches on for its tenants (karmada.featureGates); flags.TENANT_GATES, same order."""
+
+
+class PriorityClassConfig(Model):
+    """One row of the fleet priority table: a `scheduling.k8s.io/v1` PriorityClass created in karmada-apiserver,
+    where the controller-manager looks it up for `schedulePriority` (a missing class stops propagation)."""
+
+    name: DnsSubdomain
+    value: int = Field(ge=-2147483648, le=1000000000)
+    """Higher is scheduled first. 1000000000 is the largest value a user-defined PriorityClass may have."""
+    description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _not_system(cls, v: str) -> str:
+        if v.startswith("system-"):
+            raise _fail("priority", "the system- prefix is reserved for Kubernetes' own priority classes")
+        return v
+
+
+class DeschedulerConfig(Model):
+    """karmada-descheduler (runs whenever scheduler-estimators do, unless enabled: false).
+
+    It shrinks a Divided (dynamic/aggregated) Deployment's share on a member where replicas stayed unschedulable
+    longer than the threshold, so the scheduler places them elsewhere. It does not move replicas back after a
+    member recovers."""
+
+    enabled: bool = True
+    interval_seconds: int = Field(default=120, ge=10, le=3600)
+    """`--descheduling-interval` (upstream default 2m)."""
+    unschedulable_threshold_seconds: int = Field(default=300, ge=30, le=86400)
+    """`--unschedulable-threshold` (upstream default 5m): how long a pod must be Unschedulable to count."""
+
+
 class KarmadaConfig(Model):
     version: str = versions.KARMADA_VERSION
     replicas: ReplicaConfig = ReplicaConfig()
     etcd: EtcdConfig = EtcdConfig()
     pki: PkiConfig = PkiConfig()
     scheduler_estimators: bool = False
-    """The scheduler asks per-member scheduler-estimators for available replicas (members opt in with
-    `schedulerEstimator: true`; the hub's stack turns the scheduler side on, so prod-hub sets this)."""
+    """The scheduler asks per-member scheduler-estimators for available replicas: then every Push member of the
+    fleet needs `schedulerEstimator: true` (the scheduler dials one per Push Cluster; Pull members are skipped).
+    The hub's stack turns the scheduler side on, so prod-hub sets this."""
+    feature_gates: list[TenantGate] = []
+    """The alpha gates the fleet's tenants need, switched on exactly in the binaries that read them. all-in-one:
+    exactly what the tenants use; hub: what its region stacks' tenants use; region: the hub's list."""
+    priority_classes: list[PriorityClassConfig] = []
+    """The fleet priority table (hub and all-in-one stacks; tenants name a row in priorityClass)."""
+    descheduler: DeschedulerConfig = DeschedulerConfig()
+
+    @field_validator("feature_gates")
+    @classmethod
+    def _unique_gates(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise _fail("gates", "lists a gate twice")
+        return v
+
+    @field_validator("priority_classes")
+    @classmethod
+    def _unique_classes(cls, v: list[PriorityClassConfig]) -> list[PriorityClassConfig]:
+        names = [c.name for c in v]
+        if len(set(names)) != len(names):
+            raise _fail("priority", "priority class names must be unique")
+        return v
+
+    @property
+    def descheduler_enabled(self) -> bool:
+        return self.scheduler_estimators and self.descheduler.enabled
 
     @field_validator("version")
     @classmethod
@@ -402,21 +466,195 @@ class QuotaConfig(Model):
     overall: dict[str, Quantity] = Field(min_length=1)
     static_assignments: list[StaticAssignment] = []
     enforce: bool = True
-    """Turns on FederatedQuotaEnforcement (controller-manager and webhook) for the fleet."""
+    """Enforced by the hub's controller-manager and webhook: needs FederatedQuotaEnforcement in
+    karmada.featureGates (the whole fleet's list, decided by the hub stack)."""
+
+
+LABEL_KEY = (r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?/)?"
+             r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+"""A Kubernetes label key / qualified name: optional DNS-subdomain prefix and `/`, then 1-63 characters that
+start and end alphanumeric (`content.IsLabelKey`, `ValidateLabelName` upstream)."""
+LabelKey = Annotated[str, Field(pattern=LABEL_KEY, max_length=316)]
+LabelValue = Annotated[str, Field(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$", max_length=63)]
+GroupName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=32)]
+"""An affinity group name: a label key without prefix, at most 32 characters (CRD `affinityName` maxLength)."""
+DnsSubdomain = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+                                    max_length=253)]
+
+
+class OverflowGroup(Model):
+    """One group replicas spill into when the groups before it are full (`overflowAffinities[]`, v1.18)."""
+
+    name: GroupName
+    regions: list[DnsLabel] = []
+    clusters: list[ClusterName] = []
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> OverflowGroup:
+        if bool(self.regions) == bool(self.clusters):
+            raise _fail("overflow", "overflow group '{n}' needs exactly one of regions or clusters", n=self.name)
+        return self
+
+
+class WorkloadAffinityConfig(Model):
+    """Workload affinity / anti-affinity between a tenant's own workloads (v1.17, gate WorkloadAffinity).
+
+    Upstream groups the resource templates (Deployments, StatefulSets, ...) by the value of a label on the
+    template itself, per namespace and per cluster. The groups are declared here too, with their member counts,
+    so the plan can check that every group fits the fleet and survives a loss (the what-if table)."""
+
+    affinity_label: LabelKey | None = None
+    """Templates with the same value of this label are placed on the same clusters."""
+    affinity_groups: dict[LabelValue, Annotated[int, Field(ge=2, le=50)]] = {}
+    """label value -> number of workloads carrying it."""
+    anti_affinity_label: LabelKey | None = None
+    """Templates with the same value of this label never share a cluster."""
+    anti_affinity_groups: dict[LabelValue, Annotated[int, Field(ge=2, le=50)]] = {}
+
+    @model_validator(mode="after")
+    def _coherent(self) -> WorkloadAffinityConfig:
+        if self.affinity_label is None and self.anti_affinity_label is None:
+            raise _fail("workload_affinity", "set affinityLabel, antiAffinityLabel or both")
+        if self.affinity_label is not None and self.affinity_label == self.anti_affinity_label:
+            raise _fail("workload_affinity", "affinityLabel and antiAffinityLabel must differ (upstream "
+                        "ValidateWorkloadAffinity)")
+        for label, groups, key in ((self.affinity_label, self.affinity_groups, "affinityGroups"),
+                                   (self.anti_affinity_label, self.anti_affinity_groups, "antiAffinityGroups")):
+            if label is None and groups:
+                raise _fail("workload_affinity", "{k} needs its label ({l})", k=key,
+                            l=key.replace("Groups", "Label"))
+            if label is not None and not groups:
+                raise _fail("workload_affinity", "declare {k}: each label value and how many workloads carry it, "
+                            "so the plan can check the group fits the fleet", k=key)
+        return self
 
 
 class PlacementConfig(Model):
     replica_scheduling: Literal["Duplicated", "Divided"] = "Duplicated"
-    weighting: Literal["static", "dynamic"] = "static"
-    """Divided only: static weights per cluster, or dynamic by available replicas."""
+    weighting: Literal["static", "dynamic", "aggregated"] = "static"
+    """Divided only: static weights per cluster, dynamic by available replicas, or aggregated (fewest clusters)."""
     weights: dict[str, Annotated[int, Field(ge=1)]] = {}
     """Divided + static: cluster name -> weight (clusters not listed get none)."""
     preferred_regions: list[str] = []
     """First affinity group; the fleet-wide fallback group always follows it."""
+    overflow: list[OverflowGroup] = []
+    """Groups the preferred group spills into, in order, when it is full (Divided dynamic/aggregated only). Unlike
+    the fallback group, replicas can be pulled back into the preferred group (WorkloadRebalancer, scale events)."""
+    fallback_group: GroupName = "fleet-fallback"
+    """Name of the last, fleet-wide group. A binding never leaves it by itself once it failed over to it (groups
+    are one-way at v1.18.2); renaming the group makes every binding start from the preferred group again: the
+    fail-back step of docs/runbooks/tenant-placement.md."""
     spread_by_region: bool = True
     min_regions: int = Field(default=1, ge=1)
+    max_clusters: int | None = Field(default=None, ge=1)
+    """At most this many clusters per workload (the cluster spread constraint's maxGroups)."""
+    workload_affinity: WorkloadAffinityConfig | None = None
+    overcommit_protection: bool = False
+    """The scheduler deducts in-flight placements from estimated capacity (gate SchedulingOvercommitProtection on
+    the scheduler and every scheduler-estimator)."""
     toleration_seconds: int | None = Field(default=None, ge=0, le=3600)
     """Tolerate the failover taint this long before eviction (None: evict at once)."""
+
+    @model_validator(mode="after")
+    def _coherent(self) -> PlacementConfig:
+        divided = self.replica_scheduling == "Divided"
+        static = divided and self.weighting == "static"
+        if self.weights and not static:
+            raise _fail("placement", "weights are only used with replicaScheduling: Divided and weighting: static")
+        if self.overflow:
+            if not divided or static:
+                raise _fail("placement", "overflow needs replicaScheduling: Divided with weighting: dynamic or "
+                            "aggregated (upstream IsOverflowSchedulingAllowed)", loc_key="overflow")
+            if not self.preferred_regions:
+                raise _fail("placement", "overflow needs preferredRegions: the primary group it spills from",
+                            loc_key="overflow")
+            names = [g.name for g in self.overflow]
+            if len(set(names)) != len(names) or "preferred" in names or self.fallback_group in names:
+                raise _fail("placement", "overflow group names must be unique and differ from 'preferred' and "
+                            "'{f}'", f=self.fallback_group, loc_key="overflow")
+        if self.fallback_group == "preferred":
+            raise _fail("placement", "fallbackGroup must differ from 'preferred'", loc_key="fallbackGroup")
+        if self.max_clusters is not None:
+            if static:
+                raise _fail("placement", "maxClusters does nothing with Divided static weights (upstream "
+                            "shouldIgnoreSpreadConstraint ignores spread constraints there)", loc_key="maxClusters")
+            if self.spread_by_region and self.max_clusters < self.min_regions:
+                raise _fail("placement", "maxClusters ({m}) must be >= minRegions ({r})", m=self.max_clusters,
+                            r=self.min_regions, loc_key="maxClusters")
+        anti = self.workload_affinity is not None and self.workload_affinity.anti_affinity_label is not None
+        if anti and (static or self.max_clusters is None):
+            raise _fail("placement", "workloadAffinity.antiAffinityLabel needs maxClusters (and not Divided static "
+                        "weights): otherwise the first workload of a group takes every cluster and the others can "
+                        "never be placed", loc_key="workloadAffinity")
+        if self.overcommit_protection and (not divided or static):
+            raise _fail("placement", "overcommitProtection only changes Divided dynamic/aggregated placements (it "
+                        "corrects estimated capacity, which Duplicated and static weights do not use)",
+                        loc_key="overcommitProtection")
+        return self
+
+
+class StateRule(Model):
+    """One `statePreservation` rule: a value read from the workload's status on the failed cluster, injected as a
+    label into the workload on the new cluster."""
+
+    label: LabelKey
+    """The label the new cluster's copy gets (`aliasLabelName`)."""
+    json_path: str = Field(pattern=r"^\{\..+\}$")
+    """JSONPath evaluated against the workload's `.status` (write `{.observedGeneration}`, not `{.status....}`)."""
+
+    @field_validator("json_path")
+    @classmethod
+    def _relative_to_status(cls, v: str) -> str:
+        if v.startswith("{.status.") or v == "{.status}":
+            raise _fail("state", "jsonPath is evaluated against the workload's .status already: write '{fixed}' "
+                        "(a missing key blocks the eviction)", fixed="{." + v[len("{.status."):])
+        return v
+
+
+class RestoreSource(Model):
+    """Where a stateful tenant's data comes back from on the new cluster. Karmada moves bindings, not bytes:
+    volumes stay on the failed member, so the application restores from here (the program does not run it)."""
+
+    kind: Literal["VeleroBackup", "VeleroSchedule", "VolumeSnapshotClass"]
+    name: DnsSubdomain
+
+
+class StateConfig(Model):
+    preserve: list[StateRule] = Field(min_length=1)
+    restore_from: RestoreSource
+
+
+class ApplicationFailoverConfig(Model):
+    """`spec.failover.application`: move a workload off a cluster where it stays unhealthy."""
+
+    toleration_seconds: int = Field(default=300, ge=0, le=86400)
+    """How long the workload must be continuously Unhealthy on a cluster before it is moved (decision toleration)."""
+    purge_mode: Literal["Directly", "Gracefully", "Never"] = "Gracefully"
+    """What happens to the old copy: deleted at once, after the new one is healthy (or gracePeriodSeconds), or
+    kept until someone deletes it."""
+    grace_period_seconds: int | None = Field(default=None, ge=1, le=86400)
+    """Gracefully only (default 600, upstream's)."""
+
+    @model_validator(mode="after")
+    def _grace_only_when_graceful(self) -> ApplicationFailoverConfig:
+        if self.grace_period_seconds is not None and self.purge_mode != "Gracefully":
+            raise _fail("app_failover", "gracePeriodSeconds only applies to purgeMode: Gracefully (upstream "
+                        "ValidateApplicationFailover)")
+        return self
+
+
+class WorkloadRef(Model):
+    kind: Literal["Deployment", "StatefulSet"]
+    name: DnsSubdomain
+
+
+class CriticalConfig(Model):
+    """Named workloads of the tenant that get a higher schedule priority. They are claimed by a second policy that
+    preempts the tenant-wide one (gate PropagationPolicyPreemption): upstream only lets a policy with
+    `preemption: Always` take over templates another policy already claimed, and only by name."""
+
+    workloads: list[WorkloadRef] = Field(min_length=1)
+    priority_class: DnsSubdomain
 
 
 class TenantConfig(Model):
@@ -424,14 +662,122 @@ class TenantConfig(Model):
     namespace: DnsLabel
     placement: PlacementConfig = PlacementConfig()
     quota: QuotaConfig | None = None
+    stateful: bool = False
+    """The tenant keeps data in volumes. Karmada moves bindings, not bytes: a stateful tenant fails over only with
+    a state story (`state`), or not automatically at all (`failover: manual`)."""
+    failover: Literal["automatic", "manual"] = "automatic"
+    """manual: the tenant tolerates the failover taint forever; a cluster loss leaves it waiting for the cluster."""
+    state: StateConfig | None = None
+    application_failover: ApplicationFailoverConfig | None = None
+    priority_class: DnsSubdomain | None = None
+    """Schedule priority of the tenant's workloads: a name from karmada.priorityClasses (gate
+    PriorityBasedScheduling). Orders the scheduler's queue only; it never evicts or moves anything."""
+    critical: CriticalConfig | None = None
+
+    @model_validator(mode="after")
+    def _stateful_boundary(self) -> TenantConfig:
+        if self.stateful and self.failover == "automatic" and self.state is None:
+            raise _fail("stateful", "a stateful tenant fails over only with a state story, because bindings move and "
+                        "volumes do not: add state.preserve and state.restoreFrom, or set failover: manual")
+        if self.state is not None and not self.stateful:
+            raise _fail("stateful", "state is only for stateful: true tenants", loc_key="state")
+        if self.state is not None and self.failover == "manual":
+            raise _fail("stateful", "state is used only when the tenant fails over; with failover: manual it does "
+                        "nothing (remove it or set failover: automatic)", loc_key="state")
+        if self.failover == "manual" and self.placement.toleration_seconds is not None:
+            raise _fail("stateful", "failover: manual tolerates the failover taint forever; remove "
+                        "placement.tolerationSeconds", loc_key="failover")
+        if self.state is not None and self.placement.max_clusters != 1:
+            raise _fail("stateful", "state labels are injected only when the workload lands on exactly one cluster "
+                        "(upstream binding/common.go): set placement.maxClusters: 1", loc_key="state")
+        app = self.application_failover
+        if app is not None and self.stateful and self.state is None:
+            raise _fail("stateful", "applicationFailover would move a stateful workload without its data; add a state "
+                        "story or remove applicationFailover", loc_key="applicationFailover")
+        if app is not None and self.state is not None and app.purge_mode != "Directly":
+            raise _fail("stateful", "state labels are injected only with purgeMode: Directly (upstream "
+                        "binding/common.go); set applicationFailover.purgeMode: Directly",
+                        loc_key="applicationFailover")
+        if self.critical is not None and self.critical.priority_class == self.priority_class:
+            raise _fail("stateful", "critical.priorityClass must differ from the tenant's priorityClass (else the "
+                        "preempting policy changes nothing)", loc_key="critical")
+        return self
+
+    @property
+    def fails_over(self) -> bool:
+        """Whether a cluster loss evicts (moves) this tenant's workloads automatically."""
+        return self.failover == "automatic"
+
+    def feature_gates(self) -> set[str]:
+        """The tenant gates (karmada.featureGates) this tenant's features need to do anything at all."""
+        gates: set[str] = set()
+        p = self.placement
+        if self.quota is not None and self.quota.enforce:
+            gates.add("FederatedQuotaEnforcement")
+        if p.workload_affinity is not None:
+            gates.add("WorkloadAffinity")
+        if p.overcommit_protection:
+            gates.add("SchedulingOvercommitProtection")
+            if self.quota is not None and self.quota.static_assignments:
+                gates.add("ResourceQuotaEstimate")
+        if self.priority_class is not None or self.critical is not None:
+            gates.add("PriorityBasedScheduling")
+        if self.critical is not None:
+            gates.add("PropagationPolicyPreemption")
+        if self.state is not None:
+            gates.add("StatefulFailoverInjection")
+        return gates
 
 
 # --------------------------------------------------------------------------------------- dns/traffic
 
 
+HETZNER_DNS_MIN_TTL = 60
+"""Hetzner Cloud DNS (the zones/rrsets API the webhook and `hcloud.ZoneRrset` use) documents an RRSet's TTL and a
+zone's default TTL as "Must be in between 60s and 2147483647s" (docs.hetzner.cloud, Create an RRSet)."""
+DNS_MAX_TTL = 60
+"""Clients may keep a dead region's address this long: the traffic clock counts it in full (the policy pack's
+`dns-short-ttl` rule holds every TTL to the same bound). With Hetzner's minimum that leaves exactly 60."""
+
+
+class DnsFailoverConfig(Model):
+    """The health-checked DNS failover controller (agents/traffic_failover.py): one prober per hub server.
+
+    A region leaves a name's record when a majority of the vantage points saw `failureThreshold` failed rounds
+    in a row, and comes back after `successThreshold` good rounds and `holdDownSeconds` since it left."""
+
+    probe_period_seconds: int = Field(default=5, ge=2, le=60)
+    """One probe round per vantage point every this many seconds."""
+    probe_timeout_seconds: int = Field(default=2, ge=1, le=10)
+    """Connect + TLS + first response line of one attempt (Route 53 allows 4 + 2)."""
+    probe_attempts: int = Field(default=2, ge=1, le=4)
+    """New connections per round, in parallel; the round fails only if every one fails, so a region whose LB
+    still sends a share of connections to a dead member (until its own health check drops it) is not withdrawn."""
+    failure_threshold: int = Field(default=3, ge=2, le=10)
+    """Failed rounds in a row (per vantage point) before it votes a region down; 1 would withdraw on one lost
+    packet."""
+    success_threshold: int = Field(default=6, ge=2, le=30)
+    """Good rounds in a row before it votes a withdrawn region back: at least failureThreshold (hysteresis)."""
+    hold_down_seconds: int = Field(default=60, ge=0, le=3600)
+    """No region comes back sooner than this after it was withdrawn; at least dns.ttl, so a flapping region is
+    never re-added within one client cache lifetime."""
+
+    @model_validator(mode="after")
+    def _hysteresis(self) -> DnsFailoverConfig:
+        if self.probe_timeout_seconds >= self.probe_period_seconds:
+            raise _fail("timeout", "probeTimeoutSeconds ({t}) must be below probePeriodSeconds ({p}): a round must "
+                        "end before the next starts", t=self.probe_timeout_seconds, p=self.probe_period_seconds,
+                        loc=("dns", "failover", "probeTimeoutSeconds"))
+        if self.success_threshold < self.failure_threshold:
+            raise _fail("threshold", "successThreshold ({s}) must be >= failureThreshold ({f}): restoring must be "
+                        "slower than withdrawing, or a flapping region flaps in DNS too", s=self.success_threshold,
+                        f=self.failure_threshold, loc=("dns", "failover", "successThreshold"))
+        return self
+
+
 class DnsConfig(Model):
     domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
-    ttl: int = 30
+    ttl: int = HETZNER_DNS_MIN_TTL
     txt_owner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][-a-z0-9]*$")
     """external-dns ownership id, unique to the fleet. Only the stack that runs external-dns (role
     all-in-one or hub) sets it: two owners of one name would fight over it."""
@@ -442,13 +788,26 @@ class DnsConfig(Model):
     refresh_seconds: int = Field(default=15, ge=5, le=120)
     """Status refresher period: how often the hub looks for a dead member's address still in an Ingress or
     Service status (agents/status_refresher.py, docs/traffic-failover.md §2.1)."""
+    failover: DnsFailoverConfig = DnsFailoverConfig()
 
     @field_validator("ttl")
     @classmethod
     def _short_ttl(cls, v: int) -> int:
-        if v < 1 or v > 60:
-            raise _fail("ttl", "must be 1..60 seconds so clients follow failover quickly (got {v})", v=v)
+        if v < HETZNER_DNS_MIN_TTL:
+            raise _fail("ttl", "must be >= {min} seconds: Hetzner Cloud DNS rejects a shorter TTL (got {v})",
+                        min=HETZNER_DNS_MIN_TTL, v=v)
+        if v > DNS_MAX_TTL:
+            raise _fail("ttl", "must be <= {max} seconds so clients follow failover quickly (got {v})", max=DNS_MAX_TTL,
+                        v=v)
         return v
+
+    @model_validator(mode="after")
+    def _hold_down_covers_ttl(self) -> DnsConfig:
+        if self.failover.hold_down_seconds < self.ttl:
+            raise _fail("hold_down", "holdDownSeconds ({h}) must be >= dns.ttl ({t}): a region withdrawn and re-added "
+                        "within one TTL flaps in clients' caches", h=self.failover.hold_down_seconds, t=self.ttl,
+                        loc=("dns", "failover", "holdDownSeconds"))
+        return self
 
 
 class FailoverConfig(Model):
@@ -542,6 +901,10 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
+            if m.sync_mode == "Pull" and m.labels:
+                raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
+                            "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
+                            loc=("members", i, "labels"))
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
@@ -575,9 +938,68 @@ class FleetConfig(Model):
                                 loc=("tenants", t_i, "placement", "preferredRegions"))
             if tenant.quota is not None:
                 _check_quota(tenant.quota, member_names, t_i)
+        self._check_tenant_features()
         self._check_regions_survive_loss()
         self._check_dns()
         return self
+
+    def _check_tenant_features(self) -> None:
+        """Each tenant feature has its gate on (a policy using a feature whose gate is off is accepted by the
+        webhook and silently does nothing), names rows and groups that exist, and asks for nothing the hub lacks."""
+        fleet_gates = set(self.karmada.feature_gates)
+        classes = {c.name: c.value for c in self.karmada.priority_classes}
+        if self.role == "region" and self.karmada.priority_classes:
+            raise _fail("priority", "the hub stack creates the priority table; set karmada.priorityClasses there and "
+                        "remove it here", loc=("karmada", "priorityClasses"))
+        fleet_regions = set(self.regions) | {m.region for m in self.members}
+        member_regions = {m.region for m in self.members}
+        members = {m.name for m in self.members}
+        used: set[str] = set()
+        for t_i, tenant in enumerate(self.tenants):
+            needs = tenant.feature_gates()
+            used |= needs
+            for gate in sorted(needs - fleet_gates):
+                key = _GATE_FEATURE[gate]
+                raise _fail("gates", "needs {g} in karmada.featureGates: while the gate is off the policy is "
+                            "accepted and does nothing", g=gate, loc=("tenants", t_i, *key.split(".")))
+            if tenant.placement.overcommit_protection and self.role == "all-in-one" and \
+                    not self.karmada.scheduler_estimators:
+                raise _fail("gates", "needs karmada.schedulerEstimators: true (overcommit protection corrects the "
+                            "estimators' answers)", loc=("tenants", t_i, "placement", "overcommitProtection"))
+            if self.role != "region":
+                for key, name in (("priorityClass", tenant.priority_class),
+                                  ("critical.priorityClass", tenant.critical and tenant.critical.priority_class)):
+                    if name is not None and name not in classes:
+                        raise _fail("priority", "'{n}' is not in karmada.priorityClasses ({known}); the "
+                                    "controller-manager would fail to build the tenant's bindings", n=name,
+                                    known=", ".join(classes) or "none", loc=("tenants", t_i, *key.split(".")))
+                if tenant.critical is not None:
+                    base = classes.get(tenant.priority_class, 0) if tenant.priority_class else 0
+                    if classes[tenant.critical.priority_class] <= base:
+                        raise _fail("priority", "'{n}' ({v}) must be higher than the tenant's own priority ({b})",
+                                    n=tenant.critical.priority_class, v=classes[tenant.critical.priority_class],
+                                    b=base, loc=("tenants", t_i, "critical", "priorityClass"))
+            for g_i, group in enumerate(tenant.placement.overflow):
+                loc = ("tenants", t_i, "placement", "overflow", g_i)
+                for region in group.regions:
+                    if region not in fleet_regions:
+                        raise _fail("overflow", "overflow group '{n}' names unknown region '{r}'", n=group.name,
+                                    r=region, loc=(*loc, "regions"))
+                if group.regions and not set(group.regions) & member_regions:
+                    raise _fail("overflow", "overflow group '{n}' selects no member cluster (no member in {r})",
+                                n=group.name, r=", ".join(group.regions), loc=(*loc, "regions"))
+                for cluster in group.clusters:
+                    if cluster not in members:
+                        raise _fail("overflow", "overflow group '{n}' names unknown member '{c}'", n=group.name,
+                                    c=cluster, loc=(*loc, "clusters"))
+        estimator_gates = sorted(fleet_gates & {"SchedulingOvercommitProtection", "ResourceQuotaEstimate"})
+        if estimator_gates and self.role != "region" and not self.karmada.scheduler_estimators:
+            raise _fail("gates", "{g} acts through the scheduler-estimators; set karmada.schedulerEstimators: true",
+                        g=", ".join(estimator_gates), loc=("karmada", "featureGates"))
+        if self.role == "all-in-one":
+            for gate in sorted(fleet_gates - used):
+                raise _fail("gates", "{g} is on but no tenant uses it; remove it (alpha gates stay off unless a "
+                            "tenant needs them)", g=gate, loc=("karmada", "featureGates"))
 
     def _check_regions_survive_loss(self) -> None:
         """Upstream #7455: when a reschedule after eviction finds no feasible cluster, graceful eviction purges
@@ -648,6 +1070,18 @@ class FleetConfig(Model):
             raise ConfigError(_one_line(exc, stack_file)) from None
 
 
+_GATE_FEATURE: dict[str, str] = {
+    "FederatedQuotaEnforcement": "quota.enforce",
+    "WorkloadAffinity": "placement.workloadAffinity",
+    "SchedulingOvercommitProtection": "placement.overcommitProtection",
+    "ResourceQuotaEstimate": "placement.overcommitProtection",
+    "PriorityBasedScheduling": "priorityClass",
+    "PropagationPolicyPreemption": "critical",
+    "StatefulFailoverInjection": "state",
+}
+"""Tenant gate -> the tenant key whose feature needs it (for the error's path)."""
+
+
 def _check_quota(quota: QuotaConfig, members: set[str], t_i: int) -> None:
     from components.kube.quantity import parse_quantity
 
@@ -716,6 +1150,8 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     loc = tuple(ctx.get("loc", ())) or tuple(err["loc"])
     if ctx.get("loc"):
         loc = tuple(ctx["loc"])
+    elif ctx.get("loc_key"):
+        loc = (*err["loc"], ctx["loc_key"])  # a model validator naming the field it refuses
     elif err["type"] in ("world_open",):
         loc = (*err["loc"],)
     message = err["msg"]
@@ -733,5 +1169,7 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
 _CUSTOM_TYPES = frozenset(
     {"world_open", "subnet", "private", "quorum", "location", "zones", "deprecated", "k3s", "lb_location", "ha",
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
-     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum"}
+     "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
+     "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
+     "hold_down", "pull_labels"}
 )

@@ -21,7 +21,7 @@ import pulumi_kubernetes as k8s
 from components.config import ConfigError, FleetConfig
 from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
-from components.fleet.policy_docs import cluster_taint_policy
+from components.fleet.policy_docs import cluster_taint_policy, priority_classes
 from components.hetzner.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
@@ -48,6 +48,11 @@ class LocalHub:
     host: k8s.Provider
     karmada: k8s.Provider
     after: Sequence[pulumi.Resource]
+    fleet_objects: Sequence[pulumi.Resource] = ()
+    """What the hub created inside karmada-apiserver for tenants (the priority table): policies wait for it."""
+    dns_namespace: Sequence[pulumi.Resource] = ()
+    """The host's `external-dns` namespace (FleetDns), where each region publishes its LB for the failover
+    controller."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,8 @@ def hub(config: FleetConfig) -> HubOutputs:
     bootstrap = KarmadaBootstrap(
         "karmada-bootstrap", config.karmada.version, control_plane.provider,
         ca_bundle(control_plane.pki.ca.cert_pem), webhook=control_plane.webhook,
-        aggregated_apiserver=control_plane.aggregated, extra=[cluster_taint_policy(), ingress_namespace()],
+        aggregated_apiserver=control_plane.aggregated,
+        extra=[cluster_taint_policy(), ingress_namespace(), *priority_classes(config.karmada.priority_classes)],
         protect=config.hub is not None and config.hub.protect,
     )
     control_plane.start_controllers(bootstrap.ready)
@@ -121,27 +127,33 @@ def hub(config: FleetConfig) -> HubOutputs:
         EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
         K3sSnapshots("k3s-snapshots", config, host, [cluster.readiness])
     K3sUpgrade("k3s-upgrade", config, host, [cluster.readiness])
+    dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        FleetDns("dns", config, host, karmada, karmada_url, karmada_ca, after)
+        dns_namespace = FleetDns("dns", config, host, karmada, karmada_ca, after).namespace
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
         hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,
         karmada_kubeconfig=control_plane.admin_kubeconfig, karmada_ca_cert_pem=karmada_ca.cert_pem,
         karmada_ca_key_pem=karmada_ca.key_pem, fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config)),
-        local=LocalHub(host=host, karmada=karmada, after=after),
+        local=LocalHub(host=host, karmada=karmada, after=after, dns_namespace=dns_namespace,
+                       fleet_objects=bootstrap.extra),
     )
 
 
 def region(config: FleetConfig, hub: HubOutputs) -> None:
     """Members, tenant policies and regional traffic: every region (all-in-one) or this stack's one region."""
+    fleet_objects: list[pulumi.Resource] = []
     if hub.local is not None:
         host: k8s.Provider | None = hub.local.host
         karmada, after = hub.local.karmada, list(hub.local.after)
+        fleet_objects = list(hub.local.fleet_objects)
+        dns_namespace = list(hub.local.dns_namespace)
     else:
         hub.fleet_contract.apply(lambda contract: _agree_with_hub(config, contract))
         karmada = k8s.Provider("k8s-karmada", kubeconfig=hub.karmada_kubeconfig, enable_server_side_apply=True)
-        host, after = None, []
-        if any(m.scheduler_estimator for m in config.members):  # estimators run on the hub's host cluster
+        host, after, dns_namespace = None, [], []
+        # Estimators run on the hub's host cluster; so does the failover controller this region's LB is published to.
+        if any(m.scheduler_estimator for m in config.members) or config.dns is not None:
             host = k8s.Provider("k8s-host", kubeconfig=hub.hub_kubeconfig, enable_server_side_apply=True)
     capi = capi_provider(config)
     for member in config.members:
@@ -149,9 +161,10 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
             continue
         MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint, hub.karmada_ca,
                       after, capi, host_provider=host)
-    FleetPolicies("policies", config, karmada, after)
+    FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
-    traffic = RegionalTraffic("traffic", config, regions, karmada, after)
+    traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,
+                              host_after=dns_namespace)
     pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

@@ -45,7 +45,8 @@ RELEASES: dict[str, KarmadaRelease] = {
     ),
 }
 
-EXTERNAL_DNS_IMAGE = "registry.k8s.io/external-dns/external-dns:v0.22.0"
+EXTERNAL_DNS_VERSION = "v0.22.0"
+EXTERNAL_DNS_IMAGE = f"registry.k8s.io/external-dns/external-dns:{EXTERNAL_DNS_VERSION}"
 """v0.22 reads the `external-dns.kubernetes.io/` annotation prefix and requires `--policy`."""
 EXTERNAL_DNS_ANNOTATION_PREFIX = "external-dns.kubernetes.io/"
 HETZNER_WEBHOOK_IMAGE = "docker.io/hetzner/external-dns-hetzner-webhook:v0.3.4"

@@ -38,17 +38,24 @@ def hub_stack_outputs(repo: Path, config: FleetConfig,
     return {config.hub_stack.stack: hub_plan.as_stack_reference()}
 
 
-def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet: bool = False) -> int:
+def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet: bool = False,
+             as_json: bool = False) -> int:
     stack_cfg, config = load_config(repo, stack)
     plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config, f"stacks/Pulumi.{stack}.yaml"))
     out_dir = out_root / stack
     files = write_plan(plan, out_dir)
-    if not quiet:
+    if as_json:
+        import json
+
+        print(json.dumps(summary.as_json(plan, config, out_dir), indent=2, sort_keys=True))
+    elif not quiet:
         print(summary.render(plan, config, out_dir, files))
     if policy:
+        import sys
+
         from hubctl.policy_check import main_policy
 
-        return main_policy(out_dir)
+        return main_policy(out_dir, sys.stderr if as_json else None)  # stdout stays one JSON document
     return 0
 
 

@@ -63,6 +63,25 @@ def render(plan: Plan, config: FleetConfig, out_dir: Path, files: dict[str, str]
 
         parts.append("version skew\n" + format_skew(skew_rows(config)))
         parts.append("failover budget\n" + format_budget(failover_budget(config)))
+    if config.members and config.tenants:
+        from components.fleet.whatif import fleet_whatif, format_whatif
+
+        parts.append("what-if: one member or region lost\n" + format_whatif(fleet_whatif(config)))
     manifest_files = sorted(f for f in files if f.startswith(("manifests/", "cloud-init/")))
     parts.append("files: plan.json, " + ", ".join(manifest_files))
     return "\n\n".join(parts)
+
+
+def as_json(plan: Plan, config: FleetConfig, out_dir: Path) -> dict[str, object]:
+    """The summary as data (`hubctl plan --json`): resources, plain outputs and the what-if table."""
+    from components.fleet.whatif import fleet_whatif
+
+    endpoints = {k: v for k, v in plan.outputs.items()
+                 if v != "[secret]" and isinstance(v, str | int) and "\n" not in str(v)}
+    return {
+        "plan": f"{plan.project}/{plan.stack}",
+        "resources": len(plan.records),
+        "out": str(out_dir),
+        "outputs": endpoints,
+        "whatif": fleet_whatif(config).as_dict() if config.members and config.tenants else None,
+    }

@@ -8,9 +8,12 @@ from typing import Any
 import pytest
 
 from components.config import HealthCheckConfig
+from components.operations import budget as budget_mod
 from components.operations.budget import (
     Budget,
+    FailoverReport,
     Term,
+    TrafficBudget,
     budget_markdown,
     check_rto,
     compute_budget,
@@ -18,10 +21,13 @@ from components.operations.budget import (
     failover_budget,
     fmt_seconds,
     format_budget,
+    format_clock,
     lb_detection_seconds,
     max_toleration_seconds,
     pull_lease_detection_seconds,
     push_detection_seconds,
+    tenant_rtos,
+    traffic_budget,
 )
 from tests.support.tools import load_stack
 
@@ -175,31 +181,63 @@ def test_eviction_term_uses_one_worker_and_states_three_worker_bound() -> None:
     assert "= 32" in term.how and "(50-1)/0.5" in term.how
 
 
-# ------------------------------------------------------------------------------------------ DNS
+# ------------------------------------------------------------------------------------------ traffic
+
+TRAFFIC: dict[str, Any] = {"probe_period": 5, "probe_timeout": 2, "failure_threshold": 3, "success_threshold": 6,
+                           "hold_down": 60, "ttl": 60, "vantage_points": 3}
 
 
-def test_dns_terms_follow_pod_start() -> None:
-    # Push, N = 1, pod 60, refresher 15, DNS interval 60 + TTL 30: 84 + 0.03 + 1.3 + 60 + 15 + 60 + 30 = 250.33
-    b = budget(sync_modes=["Push"], pod_start_seconds=60, dns_interval_seconds=60, dns_ttl_seconds=30,
-               status_refresh_seconds=15)
-    names = [t.name for t in b.terms]
-    assert names[-4:] == ["pod start", "status refresh", "external-dns sync", "DNS TTL"]
-    assert b.term("status refresh").seconds == 15
-    assert b.term("external-dns sync").seconds == 60
-    assert b.term("DNS TTL").seconds == 30
-    assert b.total == pytest.approx(250.33)
+def test_traffic_clock_term_by_term() -> None:
+    # detection 3*5 + 2 = 17; decision 1 + write 1 = 2; external-dns max(5, 5) + 1 + 2*3 = 12; propagation 5
+    # authoritative 17 + 2 + 12 + 5 = 36; + TTL 60 = 96
+    t = traffic_budget(**TRAFFIC)
+    assert [(x.name, x.seconds) for x in t.terms] == [
+        ("probe detection", 17), ("decision + write", 2), ("external-dns event sync", 12),
+        ("provider propagation", 5), ("DNS TTL", 60)]
+    assert t.authoritative == 36 and t.total == 96
+    assert "2 of 3 hub servers" in t.term("probe detection").how
+    # restore: max(hold-down 60, 6*5 + 2 = 32) = 60, + 2 + 12 + 5 = 79
+    assert t.restore_seconds == 79
 
 
-def test_no_dns_no_traffic_terms() -> None:
+def test_traffic_clock_follows_its_knobs() -> None:
+    # P 2, K 2, T 1: 2*2 + 1 = 5; a min-event-sync below the 5 s literal changes nothing, above it counts
+    fast = traffic_budget(**{**TRAFFIC, "probe_period": 2, "failure_threshold": 2, "probe_timeout": 1})
+    assert fast.term("probe detection").seconds == 5
+    assert traffic_budget(**TRAFFIC, min_event_sync=1).term("external-dns event sync").seconds == 12
+    assert traffic_budget(**TRAFFIC, min_event_sync=10).term("external-dns event sync").seconds == 17
+    assert traffic_budget(**{**TRAFFIC, "vantage_points": 5}).term("probe detection").how.startswith(
+        "a majority (3 of 5")
+    with pytest.raises(ValueError):
+        traffic_budget(**{**TRAFFIC, "vantage_points": 0})
+
+
+def test_the_controller_and_external_dns_render_what_the_budget_counts() -> None:
+    from components.traffic import docs as traffic_docs
+    from components.traffic import failover_docs
+
+    assert failover_docs.DECISION_PERIOD_SECONDS == budget_mod.CONTROLLER_DECISION_SECONDS
+    assert traffic_docs.MIN_EVENT_SYNC_SECONDS == budget_mod.EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS
+
+
+def test_capacity_clock_has_no_dns_terms() -> None:
     names = [t.name for t in budget(sync_modes=["Push"]).terms]
     assert not {"status refresh", "external-dns sync", "DNS TTL"} & set(names)
 
 
-def test_dns_half_set_is_rejected() -> None:
-    with pytest.raises(ValueError):
-        budget(sync_modes=["Push"], dns_interval_seconds=60)
-    with pytest.raises(ValueError, match="set together"):
-        budget(sync_modes=["Push"], dns_interval_seconds=60, dns_ttl_seconds=30)
+def test_tenant_clock_follows_placement() -> None:
+    cap = budget(sync_modes=["Push"], bindings_per_cluster=50, pod_start_seconds=60)  # 243.33
+    small = budget(sync_modes=["Push"])  # 85.33
+    traffic = traffic_budget(**TRAFFIC)  # 96
+    rows = tenant_rtos({"a": cap, "b": cap, "c": small}, traffic,
+                       [("a", "Duplicated"), ("b", "Divided"), ("c", "Divided")], cap)
+    assert [(r.tenant, r.clock, r.seconds) for r in rows] == [
+        ("a", "traffic", 96), ("b", "max(traffic, capacity) = capacity", pytest.approx(243.33)),
+        ("c", "max(traffic, capacity) = traffic", 96)]
+    (fleet,) = tenant_rtos({}, traffic, [], cap)
+    assert fleet.tenant == "(no tenants)" and fleet.seconds == pytest.approx(243.33)
+    (no_dns,) = tenant_rtos({"a": small}, None, [("a", "Duplicated")], cap)
+    assert no_dns.clock.startswith("capacity") and no_dns.seconds == pytest.approx(85.33)
 
 
 def test_lb_health_check_is_not_a_budget_term() -> None:
@@ -222,35 +260,56 @@ def test_lb_detection_seconds(interval: int, timeout: int, retries: int, expecte
 # ------------------------------------------------------------------------------------------ RTO
 
 
+def _report(capacity: Budget, traffic: TrafficBudget | None, placements: list[tuple[str, str]]) -> FailoverReport:
+    return FailoverReport(capacity=capacity, traffic=traffic,
+                          tenants=tenant_rtos({}, traffic, placements, capacity))
+
+
 def test_rto_pass_at_and_above_total() -> None:
-    # Push, N = 1: 84 + 0.03 + 1.3 = 85.33 <= 86, and None means no RTO declared
-    b = budget(sync_modes=["Push"])
-    check_rto(b, 86)
-    check_rto(b, None)
+    # Push, N = 1: 84 + 0.03 + 1.3 = 85.33 <= 86 for a Divided tenant (traffic 96 > capacity: 96 is checked)
+    report = _report(budget(sync_modes=["Push"]), None, [("t", "Divided")])
+    check_rto(report, 86)
+    check_rto(report, None)
     exact = Budget(terms=(Term("a", 100, ""), Term("b", 200, "")), sync_mode="Push")
-    check_rto(exact, 300)  # 100 + 200 = 300 is not over 300
+    check_rto(_report(exact, None, [("t", "Divided")]), 300)  # 100 + 200 = 300 is not over 300
 
 
-def test_rto_fail_message_names_two_largest_terms_and_knobs() -> None:
-    # Push, N = 50, pod 60: 84 + 0 + 0 + 98 + 0.03 + 1.3 + 60 = 243.33 > 200
-    b = budget(sync_modes=["Push"], bindings_per_cluster=50, pod_start_seconds=60)
+def test_rto_fail_message_names_tenant_clock_two_largest_terms_and_knobs() -> None:
+    # Push, N = 50, pod 60: 84 + 0 + 0 + 98 + 0.03 + 1.3 + 60 = 243.33 > 200 for the Divided tenant
+    report = _report(budget(sync_modes=["Push"], bindings_per_cluster=50, pod_start_seconds=60),
+                     traffic_budget(**TRAFFIC), [("web", "Duplicated"), ("search", "Divided")])
     with pytest.raises(ValueError) as err:
-        check_rto(b, 200)
+        check_rto(report, 200)
     assert str(err.value) == (
-        "failover.rtoSeconds: worst case 243.33 s exceeds rtoSeconds 200 s (largest terms: detection 84 s, "
-        "eviction queue 98 s); lower clusterStatusUpdateFrequency/bindingsPerCluster or raise resourceEvictionRate"
+        "failover.rtoSeconds: tenant search (Divided, max(traffic, capacity) = capacity clock) takes 243.33 s, over "
+        "rtoSeconds 200 s (largest terms: detection 84 s, eviction queue 98 s); lower "
+        "clusterStatusUpdateFrequency/bindingsPerCluster or raise resourceEvictionRate"
+    )
+
+
+def test_rto_of_a_duplicated_tenant_is_the_traffic_clock() -> None:
+    # the capacity clock (243.33) does not count for a Duplicated tenant: 96 <= 100 passes; 90 names traffic terms
+    report = _report(budget(sync_modes=["Push"], bindings_per_cluster=50, pod_start_seconds=60),
+                     traffic_budget(**TRAFFIC), [("web", "Duplicated")])
+    check_rto(report, 100)
+    with pytest.raises(ValueError) as err:
+        check_rto(report, 90)
+    assert str(err.value) == (
+        "failover.rtoSeconds: tenant web (Duplicated, traffic clock) takes 96 s, over rtoSeconds 90 s (largest terms: "
+        "probe detection 17 s, DNS TTL 60 s); lower dns.failover.probePeriodSeconds/dns.failover.failureThreshold/"
+        "dns.failover.probeTimeoutSeconds/dns.ttl"
     )
 
 
 def test_rto_fail_advice_follows_the_largest_terms() -> None:
     # Push, N = 1: 84 + 600 toleration + 0.03 + 1.3 + 120 pod = 805.33; largest: toleration 600, pod start 120
-    b = budget(sync_modes=["Push"], toleration_seconds=[600], pod_start_seconds=120)
+    report = _report(budget(sync_modes=["Push"], toleration_seconds=[600], pod_start_seconds=120), None,
+                     [("t", "Divided")])
     with pytest.raises(ValueError) as err:
-        check_rto(b, 300)
-    assert str(err.value) == (
-        "failover.rtoSeconds: worst case 805.33 s exceeds rtoSeconds 300 s (largest terms: toleration 600 s, "
-        "pod start 120 s); lower tenants[].placement.tolerationSeconds/podStartSeconds"
-    )
+        check_rto(report, 300)
+    assert str(err.value).endswith(
+        "takes 805.33 s, over rtoSeconds 300 s (largest terms: toleration 600 s, pod start 120 s); lower "
+        "tenants[].placement.tolerationSeconds/podStartSeconds")
 
 
 # ------------------------------------------------------------------------------------------ dev stack
@@ -258,11 +317,12 @@ def test_rto_fail_advice_follows_the_largest_terms() -> None:
 
 def test_dev_stack_budget() -> None:
     # dev: members dev-fsn1-a (Push) and dev-hel1-a (Pull); U 10, F 30, M 5, G 40, R_e 0.5, N 50, pod 60;
-    # tenants shop/search set no tolerationSeconds; dns refresh 15, interval 60, ttl 30.
-    # Push: 84 + 0 + 0 + (50-1)/0.5 = 98 + 0.03 + 1.3 + 60 + 15 + 60 + 30 = 348.33
-    # Pull: 50 + 0 + 0 + 98 + 0.03 + 1.3 + 60 + 15 + 60 + 30 = 314.33 -> Push is worst
+    # tenants shop (Duplicated) and search (Divided) set no tolerationSeconds.
+    # capacity Push: 84 + 0 + 0 + (50-1)/0.5 = 98 + 0.03 + 1.3 + 60 = 243.33; Pull: 50 + ... = 209.33 -> Push
+    # traffic (dns.failover defaults, ttl 60, 3 hub servers): 17 + 2 + 12 + 5 = 36 authoritative, + 60 = 96
     config = load_stack()
-    b = failover_budget(config)
+    report = failover_budget(config)
+    b = report.capacity
     assert b.sync_mode == "Push"
     assert b.members == ("dev-fsn1-a",)
     assert [(t.name, t.seconds) for t in b.terms] == [
@@ -273,26 +333,37 @@ def test_dev_stack_budget() -> None:
         ("scheduling", 0.03),
         ("dispatch", 1.3),
         ("pod start", 60),
-        ("status refresh", 15),
-        ("external-dns sync", 60),
-        ("DNS TTL", 30),
     ]
-    assert b.total == pytest.approx(348.33)
+    assert b.total == pytest.approx(243.33)
+    assert report.traffic is not None
+    assert report.traffic.authoritative == 36 <= 60, "the authoritative clock meets the issue's 60 s"
+    assert report.traffic.total == 96
+    # ledger is Duplicated on one member (maxClusters 1): no copy runs elsewhere, so it waits for capacity too;
+    # archive is on failover: manual and never evicted (a footnote, not a row)
+    assert [(r.tenant, r.placement, r.seconds) for r in report.tenants] == [
+        ("shop", "Duplicated", 96), ("search", "Divided", pytest.approx(243.33)),
+        ("ledger", "Duplicated (rescheduled)", pytest.approx(243.33))]
 
 
 def test_dev_stack_meets_its_rto_and_a_tighter_one_is_refused() -> None:
-    # dev declares rtoSeconds 360 and the worst case is 348.33 (see above): it passes; 300 must be refused
+    # dev declares rtoSeconds 360 and the worst tenant is search at 243.33 (see above): it passes; 200 must not
     config = load_stack()
     assert config.failover.rto_seconds == 360
     check_rto(failover_budget(config), config.failover.rto_seconds)
-    with pytest.raises(ValueError, match=r"worst case 348\.33 s exceeds rtoSeconds 300 s"):
-        check_rto(failover_budget(config), 300)
+    with pytest.raises(ValueError, match=r"tenant search .* takes 243\.33 s, over rtoSeconds 200 s"):
+        check_rto(failover_budget(config), 200)
 
 
 def test_no_members_assumes_worse_mode() -> None:
     config = load_stack().model_copy(update={"members": []})
-    b = failover_budget(config)
+    b = failover_budget(config).capacity
     assert b.sync_mode == "Push" and b.members == () and "no members" in b.note
+
+
+def test_every_example_stack_meets_the_authoritative_60_s() -> None:
+    for stack in ("dev", "prod-hub", "prod-fsn1", "prod-hel1", "prod-ash"):
+        traffic = failover_budget(load_stack(stack)).traffic
+        assert traffic is not None and traffic.authoritative <= 60, stack
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -302,12 +373,11 @@ def test_fmt_seconds() -> None:
     assert [fmt_seconds(x) for x in (84.0, 0.03, 1.3, 85.33000000001, 49.5)] == ["84", "0.03", "1.3", "85.33", "49.5"]
 
 
-def test_format_budget_is_a_fixed_width_table() -> None:
-    b = budget(sync_modes=["Push"], bindings_per_cluster=50, dns_interval_seconds=60, dns_ttl_seconds=30,
-               status_refresh_seconds=15)
-    text = format_budget(b)
+def test_format_clock_is_a_fixed_width_table() -> None:
+    b = budget(sync_modes=["Push"], bindings_per_cluster=50)
+    text = format_clock(b)
     lines = text.splitlines()
-    assert lines[0].startswith("Failover budget, worst case: Push")
+    assert lines[0].startswith("Capacity RTO (Karmada path), worst case: Push")
     header = lines[1]
     assert header.split() == ["term", "seconds", "how"]
     end = header.index("seconds") + len("seconds")
@@ -316,15 +386,31 @@ def test_format_budget_is_a_fixed_width_table() -> None:
         assert row.startswith(term.name)
         assert row[:end].rstrip().endswith(fmt_seconds(term.seconds))  # right-aligned under "seconds"
         assert row[end:].strip() == term.how
-    # 84 + 98 + 0.03 + 1.3 + 15 + 60 + 30 = 288.33
-    assert lines[-1].split() == ["total", "288.33"]
-    assert lines[-1].index("288.33") + len("288.33") == end
+    # 84 + 98 + 0.03 + 1.3 = 183.33
+    assert lines[-1].split() == ["total", "183.33"]
+    assert lines[-1].index("183.33") + len("183.33") == end
+
+
+def test_format_budget_shows_both_clocks_and_the_tenants() -> None:
+    text = format_budget(failover_budget(load_stack()))
+    traffic, capacity, tenants, *_footnotes = text.split("\n\n")  # footnotes: manual tenants, descheduler
+    lines = traffic.splitlines()
+    assert lines[0].startswith("Traffic RTO")
+    auth = next(line for line in lines if line.startswith("authoritative answer without the dead region"))
+    total = next(line for line in lines if line.startswith("traffic RTO, client caches included"))
+    assert auth.split()[-1] == "36" and total.split()[-1] == "96"
+    assert lines.index(auth) < next(i for i, line in enumerate(lines) if line.startswith("DNS TTL")) < lines.index(
+        total)
+    assert capacity.splitlines()[-1].split() == ["total", "243.33"]
+    assert tenants.splitlines()[0] == "RTO per tenant placement (failover.rtoSeconds: 360 s)"
+    assert tenants.splitlines()[3].split() == ["shop", "Duplicated", "traffic", "96"]
 
 
 def test_budget_markdown() -> None:
-    b = budget(sync_modes=["Pull"])
-    md = budget_markdown(b).splitlines()
+    md = budget_markdown(failover_budget(load_stack())).splitlines()
+    assert md[0].startswith("**Traffic RTO")
     assert md[2] == "| term | seconds | how |"
-    assert len(md) == 4 + len(b.terms) + 1
-    assert md[-1] == "| **total** | **51.03** | |"  # 50 + 0.03 + 1.0 = 51.03
-    assert md[4].startswith("| detection | 50 | ")
+    assert "| *authoritative answer without the dead region* | *36* | |" in md
+    assert "| **traffic RTO, client caches included** | **96** | |" in md
+    assert "| **total** | **243.33** | |" in md
+    assert "| search | Divided | max(traffic, capacity) = capacity | 243.33 |" in md

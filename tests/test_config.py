@@ -134,7 +134,21 @@ BAD: list[tuple[str, Mutation, str]] = [
      "members[0].credentials.cluster: string should match pattern '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' "
      "(got 'Bad_Name')"),
     ("dns-ttl-over-60", set_at(["dns", "ttl"], 61),
-     "dns.ttl: must be 1..60 seconds so clients follow failover quickly (got 61)"),
+     "dns.ttl: must be <= 60 seconds so clients follow failover quickly (got 61)"),
+    ("dns-ttl-below-hetzner-minimum", set_at(["dns", "ttl"], 30),
+     "dns.ttl: must be >= 60 seconds: Hetzner Cloud DNS rejects a shorter TTL (got 30)"),
+    ("dns-failover-timeout-not-below-period", set_at(["dns", "failover"], {"probePeriodSeconds": 3,
+                                                                           "probeTimeoutSeconds": 3}),
+     "dns.failover.probeTimeoutSeconds: probeTimeoutSeconds (3) must be below probePeriodSeconds (3): a round must "
+     "end before the next starts"),
+    ("dns-failover-no-hysteresis", set_at(["dns", "failover"], {"failureThreshold": 4, "successThreshold": 3}),
+     "dns.failover.successThreshold: successThreshold (3) must be >= failureThreshold (4): restoring must be slower "
+     "than withdrawing, or a flapping region flaps in DNS too"),
+    ("dns-failover-single-failure", set_at(["dns", "failover"], {"failureThreshold": 1}),
+     "dns.failover.failureThreshold: input should be greater than or equal to 2 (got 1)"),
+    ("dns-failover-hold-down-under-ttl", set_at(["dns", "failover"], {"holdDownSeconds": 30}),
+     "dns.failover.holdDownSeconds: holdDownSeconds (30) must be >= dns.ttl (60): a region withdrawn and re-added "
+     "within one TTL flaps in clients' caches"),
     ("health-check-interval-below-3", set_at(["regions", "eu-fsn", "healthCheck", "interval"], 2),
      "regions.eu-fsn.healthCheck: interval must be 3..60 seconds (Hetzner's limits) (got 2)"),
     ("health-check-timeout-over-interval", set_at(["regions", "eu-hel", "healthCheck", "timeout"], 6),
@@ -145,7 +159,8 @@ BAD: list[tuple[str, Mutation, str]] = [
      "tenants[0].quota.staticAssignments[0].hard.pods: resource 'pods' is not in quota.overall"),
     ("quota-cluster-not-member", set_at(["tenants", 0, "quota", "staticAssignments", 0, "cluster"], "nope"),
      "tenants[0].quota.staticAssignments[0].cluster: cluster 'nope' is not a member"),
-    ("weights-unknown-member", set_at(["tenants", 1, "placement", "weights", "nope-a"], 1),
+    ("weights-unknown-member", set_at(["tenants", 1, "placement"], {"replicaScheduling": "Divided",
+                                                                    "weighting": "static", "weights": {"nope-a": 1}}),
      "tenants[1].placement.weights: weights name unknown member 'nope-a'"),
     ("preferred-region-unknown", set_at(["tenants", 0, "placement", "preferredRegions"], ["eu-xxx"]),
      "tenants[0].placement.preferredRegions: preferredRegions names unknown region 'eu-xxx'"),
@@ -156,7 +171,8 @@ BAD: list[tuple[str, Mutation, str]] = [
      "failover.rtoSeconds: input should be greater than or equal to 30 (got 10)"),
     ("secret-not-a-string", set_at(["hetznerDnsToken"], 5),
      "hetznerDnsToken: secret values must be strings"),
-    ("min-regions-not-survivable", set_at(["tenants", 0, "placement", "minRegions"], 2),
+    ("min-regions-not-survivable", set_at(["tenants", 0, "placement"], {"preferredRegions": ["eu-fsn", "eu-hel"],
+                                                                        "minRegions": 2}),
      "tenants[0].placement.minRegions: 2 needs 3 regions with members so that losing one still leaves 2 "
      "(upstream #7455 deletes the workload otherwise); the fleet has 2: lower it to 1"),
     ("dns-owner-missing", delete_at(["dns", "txtOwnerId"]),
@@ -172,6 +188,9 @@ BAD: list[tuple[str, Mutation, str]] = [
      "(got 'http://s3.example.com')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
+    ("pull-member-labels", set_at(["members", 1, "labels"], {"tier": "standard"}),
+     "members[1].labels: a Pull member's Cluster is created by its karmada-agent, which sets no labels "
+     "(Karmada's agent has no flag for them); remove labels or use syncMode: Push"),
 ]
 
 
@@ -206,10 +225,9 @@ def test_min_regions_is_free_when_a_region_loss_cannot_be_survived_anyway(dev_ra
     # and the #7455 rule has nothing to add.
     raw, secrets = dev_raw
     raw["members"] = [m for m in raw["members"] if m["region"] == "eu-fsn"]
-    for tenant in raw["tenants"]:
-        tenant["placement"].pop("weights", None)
-        tenant["quota"] = None
-        tenant["placement"]["preferredRegions"] = ["eu-fsn"]
+    raw["tenants"] = [{"name": t["name"], "namespace": t["namespace"], "placement": {"preferredRegions": ["eu-fsn"]}}
+                      for t in raw["tenants"]]
+    raw["karmada"]["featureGates"] = []  # these tenants use no alpha feature
     assert validate(raw, secrets).tenants[0].placement.min_regions == 1
 
 

@@ -15,6 +15,7 @@ import yaml
 
 from components.config import MemberConfig
 from components.fleet import member_docs as m
+from components.karmada import flags
 from tests.support.schemas import SchemaError, validate_any, validate_cluster, validate_kubernetes
 from tests.support.tools import load_stack
 
@@ -147,21 +148,16 @@ def test_cluster_without_zones_omits_them() -> None:
     assert "zones" not in cluster["spec"]
 
 
-def test_sync_mode_argument_overrides_the_member() -> None:
-    cluster = m.cluster_object(member("Push"), "Pull")
-    assert cluster["spec"]["syncMode"] == "Pull"
-    assert cluster["metadata"]["labels"]["fleet.karmada-hub.io/sync-mode"] == "pull"
+def test_a_pull_cluster_is_never_rendered() -> None:
+    """The agent lists every Cluster at start and exits when its name is taken by one with another spec.id
+    (karmada v1.18.2 pkg/util/cluster.go ClusterRegisterOption.Validate): a Pull Cluster is the agent's to make."""
+    with pytest.raises(ValueError, match="created by its karmada-agent"):
+        m.cluster_object(member("Pull", labels={}))
+    with pytest.raises(ValueError, match="created by its karmada-agent"):
+        m.cluster_object(member("Push"), "Pull")
 
 
 # ------------------------------------------------------------------------------------------ Pull
-
-
-def test_pull_cluster_object_leaves_credentials_to_the_agent() -> None:
-    cluster = m.cluster_object(member("Pull"))
-    validate_cluster(cluster)
-    assert cluster["spec"]["syncMode"] == "Pull"
-    assert "secretRef" not in cluster["spec"] and "impersonatorSecretRef" not in cluster["spec"]
-    assert cluster["spec"]["region"] == "eu-fsn"
 
 
 def test_pull_hub_rbac_names_match_karmadactl_register() -> None:
@@ -191,6 +187,11 @@ def test_pull_hub_rbac_is_scoped_to_the_one_cluster() -> None:
     rules = named[("ClusterRole", "system:karmada:hel1-a:agent")]["rules"]
     status = next(r for r in rules if r["resources"] == ["clusters/status"])
     assert status["resourceNames"] == ["hel1-a"] and status["verbs"] == ["update"]
+    # its own Cluster: get and update (CreateOrUpdateClusterObject updates a differing spec), never delete
+    own = next(r for r in rules if r["resources"] == ["clusters"] and r.get("resourceNames"))
+    assert own == {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": ["hel1-a"],
+                   "verbs": ["get", "update"]}
+    assert not any("certificates.k8s.io" in r.get("apiGroups", []) for r in rules)  # certRotation is off
     secret_rules = named[("Role", "system:karmada:hel1-a:agent-secret")]["rules"]
     assert secret_rules[0]["resourceNames"] == ["hel1-a", "hel1-a-impersonator"]
     work = named[("Role", "system:karmada:hel1-a:agent-work")]["rules"]
@@ -235,6 +236,10 @@ def test_agent_deployment() -> None:
         assert container[probe]["httpGet"]["port"] == 10357
         assert container[probe]["httpGet"]["path"] == "/healthz"
     assert set(container["resources"]["requests"]) == {"cpu", "memory"}
+    real = m.agent_deployment("hel1-a", VERSION, flags.agent_args("hel1-a", "https://hel1-a.example:6443",
+                                                                  region="eu-hel"))
+    (agent,) = real["spec"]["template"]["spec"]["containers"]
+    assert flags.env_refs(agent["args"]) == {"POD_IP"} <= {e["name"] for e in agent["env"]}
     mount = next(v for v in container["volumeMounts"] if v["name"] == "kubeconfig")
     volume = next(v for v in pod["volumes"] if v["name"] == "kubeconfig")
     assert volume["secret"]["secretName"] == "karmada-kubeconfig"
@@ -293,9 +298,9 @@ def test_dev_stack_renders_one_push_and_one_pull_member() -> None:
     hub_kc = m.kubeconfig("https://api.hub.dev.example.com:5443", CA, "CERT", "KEY")
     rendered: dict[str, list[dict[str, Any]]] = {}
     for mem in config.members:
-        objs = [m.cluster_object(mem)]
+        objs = []
         if mem.sync_mode == "Push":
-            objs += m.push_member_objects(mem.name)
+            objs += [m.cluster_object(mem), *m.push_member_objects(mem.name)]
             objs += [m.cluster_secret(mem.name, "token", CA), m.impersonator_secret(mem.name, "token")]
         else:
             objs += m.pull_hub_objects(mem.name)
@@ -303,9 +308,9 @@ def test_dev_stack_renders_one_push_and_one_pull_member() -> None:
         for obj in objs:
             validate_any(obj, MINOR)
         rendered[mem.sync_mode] = objs
-    push_cluster, pull_cluster = rendered["Push"][0], rendered["Pull"][0]
+    push_cluster = rendered["Push"][0]
     assert push_cluster["spec"]["syncMode"] == "Push" and "secretRef" in push_cluster["spec"]
-    assert pull_cluster["spec"]["syncMode"] == "Pull" and "secretRef" not in pull_cluster["spec"]
+    assert not any(o["kind"] == "Cluster" for o in rendered["Pull"])
     assert any(o["kind"] == "Deployment" for o in rendered["Pull"])
     assert not any(o["kind"] == "Deployment" for o in rendered["Push"])
 

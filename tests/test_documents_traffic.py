@@ -130,7 +130,7 @@ def test_region_record_name_and_rrset() -> None:
     dns = DnsConfig(domain="dev.example.com", txt_owner_id="hub")
     assert traffic.region_record_name("eu-fsn", "dev.example.com") == "eu-fsn.lb.dev.example.com"
     rr = traffic.region_record("eu-fsn", dns, "203.0.113.7")
-    assert rr == {"zone": "dev.example.com", "name": "eu-fsn.lb", "type": "A", "ttl": 30,
+    assert rr == {"zone": "dev.example.com", "name": "eu-fsn.lb", "type": "A", "ttl": 60,
                   "records": [{"value": "203.0.113.7"}]}
     with pytest.raises(ValueError):
         traffic.region_record("eu-fsn", dns, "not-an-ip")
@@ -140,62 +140,75 @@ def test_region_record_name_and_rrset() -> None:
 
 
 def test_external_dns_objects_validate_strict(dns: DnsConfig) -> None:
-    objs = traffic.external_dns_objects(dns, "kc-secret", "token-secret")
-    objs += [traffic.external_dns_token_secret(TOKEN), traffic.external_dns_kubeconfig_secret("apiVersion: v1\n")]
-    objs += traffic.external_dns_karmada_rbac() + traffic.ttl_guard_policy(dns)
-    assert [o["kind"] for o in objs] == [
-        "Namespace", "ServiceAccount", "Deployment", "Secret", "Secret", "ClusterRole", "ClusterRoleBinding",
-        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-    ]
+    objs = traffic.external_dns_objects(dns, "token-secret")
+    objs += [traffic.external_dns_token_secret(TOKEN)]
+    assert [o["kind"] for o in objs] == ["Namespace", "ServiceAccount", "Role", "RoleBinding", "Deployment", "Secret"]
     for obj in objs:
         assert obj["metadata"]["name"]
         k8s_valid(obj)
 
 
 def test_strict_validation_can_fail(dns: DnsConfig) -> None:
-    deployment = traffic.external_dns_objects(dns, "kc", "tok")[2]
+    deployment = _deployment(dns)
     deployment["spec"]["template"]["spec"]["containers"][0]["argz"] = ["--policy=sync"]
     with pytest.raises(Exception):  # noqa: B017 - kubernetes_validate raises its own error hierarchy
         k8s_valid(deployment)
 
 
 def _deployment(dns: DnsConfig) -> dict[str, Any]:
-    (deployment,) = [o for o in traffic.external_dns_objects(dns, "kc-secret", "token-secret")
-                     if o["kind"] == "Deployment"]
+    (deployment,) = [o for o in traffic.external_dns_objects(dns, "token-secret") if o["kind"] == "Deployment"]
     return deployment
 
 
-def test_external_dns_args(dns: DnsConfig) -> None:
+def test_external_dns_reads_only_the_failover_controllers_dnsendpoints(dns: DnsConfig) -> None:
     pod = _deployment(dns)["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert container["image"] == EXTERNAL_DNS_IMAGE
     args = container["args"]
     for expected in (
-        "--provider=webhook", "--source=ingress", "--source=service", "--policy=sync", "--registry=txt",
+        "--provider=webhook", "--source=crd", "--namespace=external-dns", "--policy=sync", "--registry=txt",
+        "--label-filter=app.kubernetes.io/managed-by=karmada-hub-traffic-failover",
         "--txt-owner-id=karmada-hub-dev", "--domain-filter=dev.example.com", "--interval=60s", "--events",
-        "--annotation-prefix=external-dns.kubernetes.io/", "--kubeconfig=/etc/karmada/kubeconfig",
-        "--exclude-domains=lb.dev.example.com", "--service-type-filter=LoadBalancer",
+        "--min-event-sync-interval=5s", "--exclude-domains=lb.dev.example.com",
     ):
         assert expected in args, expected
+    # one source only: a second source publishing the same name would keep winning (plan/conflict.go PerResource)
+    assert [a for a in args if a.startswith("--source=")] == ["--source=crd"]
+    assert not [a for a in args if a.startswith(("--kubeconfig", "--service-type-filter", "--annotation-prefix"))]
     assert [a for a in args if a.startswith("--min-ttl=")] == [f"--min-ttl={dns.ttl}s"]
-    assert [a for a in args if a.startswith("--policy")] == ["--policy=sync"]
     assert any(a.startswith("--txt-prefix=") for a in args)
     assert {a.split("=", 1)[1] for a in args if a.startswith("--managed-record-types=")} == {"A", "AAAA", "CNAME"}
     assert not any(a.startswith("--ttl") for a in args), "v0.22 has no --ttl flag"
-    # the kubeconfig path external-dns reads is where the Secret is mounted
-    mount = container["volumeMounts"][0]
-    assert mount["mountPath"] == traffic.KUBECONFIG_MOUNT_DIR and mount["readOnly"] is True
+    # in-cluster config reads the token where client-go's rest.InClusterConfig looks for it, in this container only
+    (mount,) = container["volumeMounts"]
+    assert mount["mountPath"] == traffic.SA_TOKEN_DIR and mount["readOnly"] is True
     (volume,) = pod["volumes"]
-    assert volume["secret"]["secretName"] == "kc-secret"
+    paths = {item.get("path") for src in volume["projected"]["sources"] for item in
+             ([src["serviceAccountToken"]] if "serviceAccountToken" in src else
+              src.get("configMap", src.get("downwardAPI", {})).get("items", []))}
+    assert paths == {"token", "ca.crt", "namespace"}
+    assert not pod["initContainers"][0].get("volumeMounts"), "the webhook gets no Kubernetes credentials"
 
 
-def test_ttl_follows_the_stack() -> None:
-    dns = DnsConfig(domain="example.org", txt_owner_id="x", ttl=12, interval_seconds=30)
+def test_external_dns_host_role_is_what_the_crd_source_calls(dns: DnsConfig) -> None:
+    role, binding = traffic.external_dns_host_rbac()
+    assert role["metadata"]["namespace"] == "external-dns" and role["kind"] == "Role"
+    assert role["rules"] == [
+        {"apiGroups": ["externaldns.k8s.io"], "resources": ["dnsendpoints"], "verbs": ["list", "watch"]},
+        {"apiGroups": ["externaldns.k8s.io"], "resources": ["dnsendpoints/status"], "verbs": ["update"]},
+    ]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "external-dns", "namespace": "external-dns"}]
+    assert _deployment(dns)["spec"]["template"]["spec"]["serviceAccountName"] == "external-dns"
+
+
+def test_min_event_sync_and_ttl_follow_the_budget() -> None:
+    from components.operations import budget
+
+    dns = DnsConfig(domain="example.org", txt_owner_id="x", ttl=60, interval_seconds=30)
     args = traffic.external_dns_args(dns)
-    assert "--min-ttl=12s" in args and "--interval=30s" in args
-    (vap, _) = traffic.ttl_guard_policy(dns)
-    assert "== '12'" in vap["spec"]["validations"][0]["expression"]
-    assert "external-dns.kubernetes.io/ttl" in vap["spec"]["validations"][0]["expression"]
+    assert "--min-ttl=60s" in args and "--interval=30s" in args
+    assert f"--min-event-sync-interval={budget.EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS}s" in args
+    assert traffic.MIN_EVENT_SYNC_SECONDS == budget.EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS
 
 
 def test_webhook_sidecar_and_token_only_by_reference(dns: DnsConfig) -> None:
@@ -210,7 +223,7 @@ def test_webhook_sidecar_and_token_only_by_reference(dns: DnsConfig) -> None:
     for container in pod["initContainers"] + pod["containers"]:
         for e in container.get("env", []):
             assert "value" in e or set(e["valueFrom"]) == {"secretKeyRef"}
-    rendered = json.dumps(traffic.external_dns_objects(dns, "kc-secret", "token-secret"))
+    rendered = json.dumps(traffic.external_dns_objects(dns, "token-secret"))
     assert TOKEN not in rendered
     secret = traffic.external_dns_token_secret(TOKEN)
     assert base64.b64decode(secret["data"]["token"]).decode() == TOKEN
@@ -224,7 +237,7 @@ def test_pod_is_locked_down(dns: DnsConfig) -> None:
     spec = deployment["spec"]
     assert spec["replicas"] == 1 and spec["strategy"] == {"type": "Recreate"}
     pod = spec["template"]["spec"]
-    assert pod["automountServiceAccountToken"] is False
+    assert pod["automountServiceAccountToken"] is False  # the token is projected into one container only
     for c in pod["initContainers"] + pod["containers"]:
         sc = c["securityContext"]
         assert sc["readOnlyRootFilesystem"] and sc["runAsNonRoot"] and not sc["allowPrivilegeEscalation"]
@@ -232,16 +245,6 @@ def test_pod_is_locked_down(dns: DnsConfig) -> None:
         assert c["resources"]["requests"]
         assert "livenessProbe" in c
     assert "readinessProbe" in pod["containers"][0]
-
-
-def test_karmada_rbac_is_read_only_for_the_external_dns_user() -> None:
-    role, binding = traffic.external_dns_karmada_rbac()
-    assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
-                                    "name": traffic.EXTERNAL_DNS_USER}]
-    assert binding["roleRef"]["name"] == role["metadata"]["name"]
-    resources = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
-    assert resources == {("", "services"), ("networking.k8s.io", "ingresses")}
-    assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in role["rules"])
 
 
 # --------------------------------------------------------------------------------- ingress status override
@@ -316,8 +319,8 @@ def test_dev_stack_renders_two_eu_regions(fleet: FleetConfig, dns: DnsConfig) ->
     policy = traffic.ingress_status_overrides("ingress-nginx", "ingress-nginx-controller", member_to_ip)
     jsonschema.validate(policy, overridepolicy_schema())
     assert len(policy["spec"]["overrideRules"]) == 2
-    for obj in traffic.external_dns_objects(dns, traffic.KUBECONFIG_SECRET_NAME, traffic.TOKEN_SECRET_NAME):
+    for obj in traffic.external_dns_objects(dns, traffic.TOKEN_SECRET_NAME):
         k8s_valid(obj)
     assert fleet.secrets[dns.token_config_key] == placeholder(dns.token_config_key)
-    rendered = json.dumps(traffic.external_dns_objects(dns, "k", "t"))
+    rendered = json.dumps(traffic.external_dns_objects(dns, "t"))
     assert placeholder(dns.token_config_key) not in rendered

@@ -37,6 +37,9 @@ CASES: list[tuple[str, str, Builder]] = [
     ("karmada-agent", "default", lambda: f.agent_args("dev-hel1-a", "https://dev-hel1-a.example.com:6443",
                                                      region="eu-hel", zones=["hel1"])),
     ("karmada-scheduler-estimator", "default", lambda: f.scheduler_estimator_args("dev-fsn1-a")),
+    ("karmada-scheduler-estimator", "overcommit", lambda: f.scheduler_estimator_args(
+        "dev-fsn1-a", feature_gates={"SchedulingOvercommitProtection": True, "ResourceQuotaEstimate": True})),
+    ("karmada-descheduler", "default", lambda: f.descheduler_args()),
 ]
 IDS = [f"{c}-{label}" for c, label, _ in CASES]
 
@@ -90,6 +93,12 @@ def test_etcd_flags_are_in_all_supported_etcd_versions() -> None:
     assert "enable-v2" not in f.KNOWN_FLAGS["etcd"]
     assert "tls-min-version" not in f.KNOWN_FLAGS["etcd"]  # 3.5+ only: Debian's 3.4 would exit
     assert {"peer-client-cert-auth", "listen-metrics-urls", "initial-cluster-token"} <= f.KNOWN_FLAGS["etcd"]
+
+
+def test_etcd_renders_no_flag_deprecated_in_the_pinned_release() -> None:
+    """etcd v3.6.6 server/embed/config.go: --snapshot-count "Deprecated in v3.6 and will be decommissioned in
+    v3.7"; its 3.6 default (server/etcdserver/server.go DefaultSnapshotCount = 10000) is what was rendered."""
+    assert "snapshot-count" not in f.flag_names(f.etcd_args(3, "t"))
 
 
 # ------------------------------------------------------------------------------------ leader election
@@ -203,7 +212,9 @@ def test_scheduler_estimator_flags_follow_switch() -> None:
 
 def test_apiserver_hardening_and_wiring() -> None:
     v = f.flag_values(f.karmada_apiserver_args())
-    assert v["anonymous-auth"] == "false" and v["profiling"] == "false"
+    # anonymous access comes only from the authentication config (health paths); the flag would conflict with it
+    assert "anonymous-auth" not in v and v["authentication-config"] == f.AUTHENTICATION_CONFIG_PATH
+    assert v["profiling"] == "false"
     assert v["secure-port"] == "5443"
     assert v["etcd-servers"] == "https://etcd-client.karmada-system.svc.cluster.local:2379"
     assert v["authorization-mode"] == "Node,RBAC"
@@ -293,3 +304,79 @@ def test_flag_parsing_helpers() -> None:
     with pytest.raises(ValueError):
         f.flag_name("-v=2")
     assert f.env_refs(["--a=$(POD_IP):1", "--b=$(POD_NAME).x"]) == {"POD_IP", "POD_NAME"}
+
+
+# ------------------------------------------------------------------------------------ tenant feature gates
+
+ALL_TENANT_GATES = frozenset(f.TENANT_GATES)
+READERS_BUILT: dict[str, Callable[[frozenset[str]], list[str]]] = {
+    "karmada-scheduler": lambda g: f.scheduler_args(enable_estimator=True,
+                                                    feature_gates=f.gates_for("karmada-scheduler", g)),
+    "karmada-controller-manager": lambda g: f.controller_manager_args(
+        enable_failover=True, quota_enforcement="FederatedQuotaEnforcement" in g,
+        feature_gates=f.gates_for("karmada-controller-manager", g)),
+    "karmada-webhook": lambda g: f.webhook_args(
+        allow_no_execute_taint_policy=True, quota_enforcement="FederatedQuotaEnforcement" in g,
+        feature_gates=f.gates_for("karmada-webhook", g)),
+    "karmada-scheduler-estimator": lambda g: f.scheduler_estimator_args(
+        "m1", feature_gates=f.gates_for("karmada-scheduler-estimator", g)),
+    "karmada-agent": lambda g: f.agent_args("m1", "https://m1:6443", region="r",
+                                            feature_gates=f.gates_for("karmada-agent", g)),
+    "karmada-descheduler": lambda g: f.descheduler_args(),
+}
+
+
+@pytest.mark.parametrize("gate", sorted(ALL_TENANT_GATES | {"Failover", "GracefulEviction"}))
+def test_each_gate_appears_exactly_on_the_binaries_that_read_it(gate: str) -> None:
+    """With every tenant gate on, a gate is on a binary's command line iff upstream reads it there."""
+    readers = f.GATE_READERS[gate]
+    for binary, build in READERS_BUILT.items():
+        on = gates(build(ALL_TENANT_GATES)).get(gate) is True
+        assert on == (binary in readers), f"{gate} on {binary}: rendered {on}, read upstream {binary in readers}"
+
+
+def test_no_tenant_gate_rendered_when_the_fleet_enables_none() -> None:
+    for binary, build in READERS_BUILT.items():
+        assert not (set(gates(build(frozenset()))) & ALL_TENANT_GATES), binary
+
+
+def test_gate_readers_cover_exactly_the_tenant_and_failover_gates() -> None:
+    assert set(f.GATE_READERS) == ALL_TENANT_GATES | {"Failover", "GracefulEviction"}
+    assert set(f.GATE_READERS) <= f.KARMADA_GATES
+    for gate, readers in f.GATE_READERS.items():
+        assert readers <= set(f.BINARY) - {"karmada-descheduler"}, gate
+
+
+def test_a_gate_where_upstream_never_reads_it_is_refused() -> None:
+    with pytest.raises(ValueError, match="read only by karmada-controller-manager, karmada-scheduler"):
+        f.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=False,
+                       feature_gates={"WorkloadAffinity": True})
+    with pytest.raises(ValueError, match="karmada-scheduler, karmada-scheduler-estimator"):
+        f.controller_manager_args(enable_failover=True, quota_enforcement=False,
+                                  feature_gates={"SchedulingOvercommitProtection": True})
+    with pytest.raises(ValueError, match="read only by"):
+        f.scheduler_estimator_args("m1", feature_gates={"PriorityBasedScheduling": True})
+    with pytest.raises(ValueError, match="read only by"):
+        f.agent_args("m1", "https://m1:6443", region="r", feature_gates={"WorkloadAffinity": True})
+
+
+@pytest.mark.parametrize("name", ["PriorityBasedPreemptiveScheduling", "WorkloadAfinity", "APIServerTracing"])
+def test_a_name_the_binary_does_not_know_is_refused(name: str) -> None:
+    """Any non-Karmada gate name makes a Karmada binary exit at flag parsing."""
+    with pytest.raises(ValueError, match=r"not a feature gate of Karmada v1\.18\.2"):
+        f.scheduler_args(enable_estimator=True, feature_gates={name: True})
+
+
+def test_descheduler_takes_no_feature_gates_and_leases_its_fixed_name() -> None:
+    args = f.descheduler_args(interval_s=60, unschedulable_threshold_s=240)
+    values = f.flag_values(args)
+    assert "feature-gates" not in f.KNOWN_FLAGS["karmada-descheduler"]
+    assert "leader-elect-resource-name" not in f.KNOWN_FLAGS["karmada-descheduler"]
+    assert f.LEADER_ELECTION["karmada-descheduler"] == f.Lease("karmada-descheduler")
+    assert values["descheduling-interval"] == "60s" and values["unschedulable-threshold"] == "240s"
+    assert values["health-probe-bind-address"] == f"$(POD_IP):{f.DESCHEDULER_HEALTH_PORT}"
+    # its own gRPC client cert, never the scheduler's
+    assert values["scheduler-estimator-cert-file"] == f.PATHS["descheduler-estimator-client.crt"]
+    assert values["scheduler-estimator-ca-file"] == f.PATHS["ca.crt"]
+    with pytest.raises(ValueError):
+        f.descheduler_args(interval_s=0)

@@ -30,6 +30,8 @@ def _contract(**changes: Any) -> dict[str, Any]:
     for key, value in changes.items():
         if key in ("ttl", "intervalSeconds", "refreshSeconds"):
             contract["dns"] = {**contract["dns"], key: value}
+        elif key == "failover":
+            contract["dns"] = {**contract["dns"], "failover": {**contract["dns"]["failover"], **value}}
         else:
             contract[key] = value
     return contract
@@ -40,13 +42,26 @@ def test_the_example_region_stacks_agree_with_prod_hub() -> None:
         check_hub_contract(load_stack(stack), _contract(), f"stacks/Pulumi.{stack}.yaml", HUB)
 
 
+def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> None:
+    """The migration order: region stacks publish their LB address before the hub switches external-dns."""
+    old = _contract()
+    old["dns"] = {k: v for k, v in old["dns"].items() if k != "failover"}
+    check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+    old["dns"]["ttl"] = 120  # every other promise is still checked
+    with pytest.raises(ConfigError, match=r"dns\.ttl: 60 here"):
+        check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+
+
 @pytest.mark.parametrize(("changes", "expected"), [
     ({"karmadaVersion": "v1.19.0"},
      "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "
      "compatibility matrix (components/versions.py) does not know; update the checkout first"),
-    ({"ttl": 45},
-     "dns.ttl: 30 here but organization/karmada-hub/prod-hub's external-dns uses 45; the failover budget must "
-     "count the hub's value (set dns.ttl: 45)"),
+    ({"ttl": 120},
+     "dns.ttl: 60 here but organization/karmada-hub/prod-hub's external-dns uses 120; the failover budget must "
+     "count the hub's value (set dns.ttl: 120)"),
+    ({"failover": {"failureThreshold": 4}},
+     "dns.failover.failureThreshold: 3 here but organization/karmada-hub/prod-hub's external-dns uses 4; the "
+     "failover budget must count the hub's value (set dns.failover.failureThreshold: 4)"),
     ({"refreshSeconds": 30},
      "dns.refreshSeconds: 15 here but organization/karmada-hub/prod-hub's external-dns uses 30; the failover "
      "budget must count the hub's value (set dns.refreshSeconds: 30)"),
@@ -78,13 +93,60 @@ def test_agents_may_trail_the_hub_but_never_lead_it(monkeypatch: pytest.MonkeyPa
     assert str(info.value).endswith("(set karmada.version: v1.17.4)")
 
 
+def _with_members(stack: str, **by_name: dict[str, Any]) -> Any:
+    config = load_stack(stack)
+    members = [m.model_copy(update=by_name.get(m.name, {})) for m in config.members]
+    return config.model_copy(update={"members": members})
+
+
 def test_estimators_need_the_hub_scheduler_side() -> None:
     config = load_stack("prod-fsn1")
-    members = [m.model_copy(update={"scheduler_estimator": True}) for m in config.members]
-    config = config.model_copy(update={"members": members})
     check_hub_contract(config, _contract(), FILE, HUB)
     with pytest.raises(ConfigError, match=r"karmada\.schedulerEstimators off"):
         check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
+
+
+def test_every_member_has_the_estimator_the_hub_dials() -> None:
+    """karmada v1.18.2 pkg/scheduler/scheduler.go and pkg/descheduler/descheduler.go establishEstimatorConnections:
+    one dial per Cluster (the descheduler has no Pull-mode opt-out); a member without an estimator is a dead dial."""
+    config = _with_members("prod-fsn1", **{"prod-fsn1-b": {"scheduler_estimator": False}})
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(config, _contract(), FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:members[1].schedulerEstimator: {HUB}'s scheduler asks every member's estimator "
+        "(karmada.schedulerEstimators: true in stacks/Pulumi.prod-hub.yaml) and would dial "
+        "karmada-scheduler-estimator-prod-fsn1-b, which nothing creates: set schedulerEstimator: true on "
+        "prod-fsn1-b, or karmada.schedulerEstimators: false in stacks/Pulumi.prod-hub.yaml")
+    nobody = _with_members("prod-fsn1", **{m: {"scheduler_estimator": False}
+                                            for m in ("prod-fsn1-a", "prod-fsn1-b", "prod-fsn1-c")})
+    check_hub_contract(nobody, _contract(schedulerEstimators=False), FILE, HUB)  # nobody dials them then
+
+
+def test_an_all_in_one_stack_agrees_with_its_own_hub_side() -> None:
+    from components.operations import preflight
+
+    dev = _with_members("dev", **{"dev-hel1-a": {"scheduler_estimator": False}})
+    with pytest.raises(ConfigError, match=r"^stacks/Pulumi\.dev\.yaml: karmada-hub:members\[1\]\.schedulerEstimator: "
+                                          r"this stack's scheduler asks every member's estimator"):
+        preflight.check(dev, "stacks/Pulumi.dev.yaml")
+
+
+def test_controller_manager_failover_values_are_the_hubs() -> None:
+    """D6: --resource-eviction-rate and the monitor periods are controller-manager flags (karmada v1.18.2
+    cmd/controller-manager/app/options/cluster_failover.go, options.go); a region's value feeds no binary."""
+    hub = _contract()
+    slower = {**hub, "failover": {**hub["failover"], "resourceEvictionRate": 0.5}}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), slower, FILE, HUB)
+    assert str(info.value) == (
+        f"{FILE}: karmada-hub:failover.resourceEvictionRate: 2 here but {HUB}'s karmada-controller-manager runs "
+        "--resource-eviction-rate=0.5 for every member; the failover budget must count the hub's value (set "
+        "failover.resourceEvictionRate: 0.5 here, or change it in stacks/Pulumi.prod-hub.yaml)")
+    # a threshold the agents read binds a region only through its Push members: prod-ash is Pull only
+    other = {**hub, "failover": {**hub["failover"], "clusterFailureThreshold": 60}}
+    check_hub_contract(load_stack("prod-ash"), other, "stacks/Pulumi.prod-ash.yaml", HUB)
+    with pytest.raises(ConfigError, match=r"failover\.clusterFailureThreshold: 30 here"):
+        check_hub_contract(load_stack("prod-fsn1"), other, FILE, HUB)
 
 
 def test_pulumi_run_stops_with_one_line_on_the_stack_reference(rendered_prod_hub: Any) -> None:
@@ -100,12 +162,13 @@ def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Pat
     repo = copy_program(tmp_path / "repo")
     path = repo / "stacks" / "Pulumi.prod-fsn1.yaml"
     doc = yaml.safe_load(path.read_text())
-    doc["config"]["karmada-hub:dns"]["ttl"] = 20
+    doc["config"]["karmada-hub:dns"]["intervalSeconds"] = 30
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     result = subprocess.run([sys.executable, "-m", "hubctl", "plan", "prod-fsn1", "--quiet"], cwd=repo,
                             capture_output=True, text=True, timeout=300, env=program_env())
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
-        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.ttl: 20 here but organization/karmada-hub/prod-hub's "
-        "external-dns uses 30; the failover budget must count the hub's value (set dns.ttl: 30)"]
+        "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.intervalSeconds: 30 here but "
+        "organization/karmada-hub/prod-hub's external-dns uses 60; the failover budget must count the hub's value "
+        "(set dns.intervalSeconds: 60)"]
     assert not (repo / "build" / "plan" / "prod-fsn1").exists()

@@ -1,6 +1,7 @@
 """Removing a member from the stack removes everything the program made for it, on every API server,
 and nothing of anyone else: its Cluster, its credentials in the karmada-apiserver, the join objects in
-the member, its scheduler-estimator on the host, its LB target and its share of the status override."""
+the member, its scheduler-estimator on the host, its LB target and its share of the status override. A Pull
+member's Cluster is not among them: its agent creates it, and the operator deletes it first."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from tests.support.tools import REPO, edited_stack
 
 
 def _without(member: str) -> Plan:
+    left: set[str] = set()
+
     def members(value: list[dict[str, Any]]) -> None:
         value[:] = [m for m in value if m["name"] != member]
+        left.update(m["region"] for m in value)
 
     def tenants(value: list[dict[str, Any]]) -> None:
         for tenant in value:
@@ -20,6 +24,11 @@ def _without(member: str) -> Plan:
             quota = tenant.get("quota")
             if quota:
                 quota["staticAssignments"] = [a for a in quota["staticAssignments"] if a["cluster"] != member]
+            # an overflow group left without members is refused, so the operator drops it with the member
+            groups = [g for g in tenant["placement"].get("overflow", [])
+                      if member not in g.get("clusters", []) and (not g.get("regions") or set(g["regions"]) & left)]
+            if "overflow" in tenant["placement"]:
+                tenant["placement"]["overflow"] = groups
 
     return run_program(REPO, edited_stack("dev", {"members": members, "tenants": tenants}))
 
@@ -47,10 +56,11 @@ def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev
 
 
 def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Plan) -> None:
+    """Its Cluster is the agent's, never in the plan (runbook: delete it before removing the member)."""
     before, after = _by_urn(rendered_dev), _by_urn(_without("dev-hel1-a"))
     removed = {before[u].name for u in set(before) - set(after)}
     expected = {
-        "karmada-cluster-dev-hel1-a", "k8s-member-dev-hel1-a",
+        "k8s-member-dev-hel1-a",
         "agent-dev-hel1-a", "agent-dev-hel1-a-key",                          # the agent's client cert
         "member-dev-hel1-a-deployment-karmada-system-karmada-agent",
         "member-dev-hel1-a-secret-karmada-system-karmada-kubeconfig",        # the agent's credentials

@@ -148,7 +148,7 @@ def policies_of(violations: list[Violation]) -> set[str]:
 
 def test_good_plan_has_no_violations() -> None:
     assert check_plan(good_plan()) == []
-    assert format_violations([], "dev") == "policy: ok in dev (8 rules, 0 violations)"
+    assert format_violations([], "dev") == "policy: ok in dev (11 rules, 0 violations)"
 
 
 # ------------------------------------------------------------------------------------------- etcd
@@ -438,7 +438,7 @@ def test_main_policy_exit_codes_and_report(tmp_path: Any) -> None:
     assert main_policy(bad, out) == 1
     report = out.getvalue()
     assert "etcd-quorum:" in report and "kubernetes:apps/v1:StatefulSet etcd" in report
-    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (8 rules)")
+    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (11 rules)")
 
     out = io.StringIO()
     assert main_policy(tmp_path / "missing", out) == 1

@@ -47,3 +47,18 @@ def test_control_plane_workloads_are_ha(rendered_dev: Any, kind: str) -> None:
         assert obj["metadata"]["name"] in pdbs
         ctx = spec["containers"][0]["securityContext"]
         assert ctx["allowPrivilegeEscalation"] is False and ctx["runAsNonRoot"] is True
+
+
+def test_apiserver_allows_anonymous_on_exactly_the_health_paths() -> None:
+    """kube-apiserver v1.35 (k8s.io/apiserver v0.35.3 pkg/apis/apiserver/v1 AuthenticationConfiguration; the
+    anonymous authenticator admits a request only if its path is one of the conditions, exact match)."""
+    import yaml
+
+    from components.karmada import flags, manifests
+
+    doc = yaml.safe_load(manifests.authentication_config())
+    assert doc == {"apiVersion": "apiserver.config.k8s.io/v1", "kind": "AuthenticationConfiguration",
+                   "anonymous": {"enabled": True, "conditions": [{"path": p} for p in flags.HEALTH_PATHS]}}
+    for bad in ((), ("/readyz*",), ("healthz",)):
+        with pytest.raises(ValueError):
+            manifests.authentication_config(bad)

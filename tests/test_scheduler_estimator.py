@@ -27,10 +27,12 @@ def _container(deployment: dict[str, Any]) -> dict[str, Any]:
     return deployment["spec"]["template"]["spec"]["containers"][0]
 
 
-def test_only_opted_in_members_get_an_estimator(rendered_dev: Any) -> None:
+def test_every_member_gets_the_estimator_the_scheduler_and_descheduler_dial(rendered_dev: Any) -> None:
+    """With estimators on, both dial one per Cluster, Pull ones too (the descheduler has no Pull-mode opt-out):
+    dev's Push and Pull member each get one (a member without is refused, tests/test_hub_contract.py)."""
     names = {o["metadata"]["name"] for t, o in objects(rendered_dev) if t == "host" and o["kind"] == "Deployment"}
     assert ESTIMATOR in names
-    assert estimator_service_name("dev-hel1-a") not in names
+    assert estimator_service_name("dev-hel1-a") in names
 
 
 def test_estimator_is_ha_and_reachable_where_the_scheduler_dials(rendered_dev: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from components.traffic import docs as traffic
+from components.traffic import failover_docs
 from components.traffic import refresher_docs as status_refresher
 from hubctl.commands import load_config
 from hubctl.mocks import unwrap
@@ -55,8 +56,9 @@ def test_prod_hub_owns_the_fleet_names(prod_plans: dict[str, Plan]) -> None:
     deployments = _deployments(hub, "host")
     external_dns = deployments[traffic.EXTERNAL_DNS_NAME]
     args = external_dns["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert "--txt-owner-id=karmada-hub-prod" in args and "--min-ttl=30s" in args and "--policy=sync" in args
+    assert "--txt-owner-id=karmada-hub-prod" in args and "--min-ttl=60s" in args and "--policy=sync" in args
     assert status_refresher.NAME in deployments
+    assert deployments[failover_docs.NAME]["spec"]["replicas"] == 3, "the failover controller: one per hub server"
     namespaces = {o["metadata"]["name"] for t, o in objects(hub) if t == "karmada" and o["kind"] == "Namespace"}
     assert traffic.INGRESS_NAMESPACE in namespaces  # the fleet's, so no region stack owns it
     # its one record is the hub's API name; the regions' drill records belong to the region stacks
@@ -70,7 +72,10 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     plan = prod_plans[stack]
     _, config = load_config(REPO, stack)
     clusters = {o["metadata"]["name"] for t, o in objects(plan) if t == "karmada" and o["kind"] == "Cluster"}
-    assert clusters == {m.name for m in config.members}
+    assert clusters == {m.name for m in config.members if m.sync_mode == "Push"}  # Pull: the agent makes it
+    agents = {t.removeprefix("member-") for t, o in objects(plan) if o["kind"] == "Deployment"
+              and o["metadata"]["name"] == "karmada-agent"}
+    assert agents == {m.name for m in config.members if m.sync_mode == "Pull"}
     (lb,) = [unwrap(r.inputs) for r in _records(plan, "hcloud:index/loadBalancer:LoadBalancer")]
     assert lb["location"] == config.regions[region].location
     (attachment,) = _records(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork")
@@ -89,6 +94,12 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     # no second owner of the fleet's names: external-dns and the refresher run only in prod-hub
     names = {o["metadata"]["name"] for _, o in objects(plan)}
     assert traffic.EXTERNAL_DNS_NAME not in names and status_refresher.NAME not in names
+    assert failover_docs.NAME not in names
+    # the region publishes its LB to the hub's failover controller, on the hub's host cluster
+    (cm,) = [o for t, o in objects(plan) if t == "host" and o["kind"] == "ConfigMap"]
+    assert cm["metadata"] == {**cm["metadata"], "name": f"traffic-region-{region}",
+                              "namespace": failover_docs.NAMESPACE}
+    assert cm["data"]["members"] == ",".join(sorted(m.name for m in config.members))
 
 
 def test_without_a_network_id_the_lb_uses_public_ips() -> None:

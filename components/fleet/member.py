@@ -3,10 +3,12 @@
 Credentials come from the CAPI management cluster (`<cluster>-kubeconfig` Secret, key `value`) or from
 a stack secret. Push: the member gets the service accounts and RBAC a push join creates, their tokens
 are read back and stored in the karmada-apiserver with the `Cluster` object. Pull: the hub gets the
-agent's RBAC, the member gets karmada-agent with a client certificate the hub's CA signed. With
-`schedulerEstimator: true` the hub's host cluster also runs that member's scheduler-estimator (×2, mTLS
-with a serving cert for exactly its Service). Removing a member from the stack deletes its Cluster, its
-Secrets, its estimator and everything installed in it.
+agent's RBAC, the member gets karmada-agent with a client certificate the hub's CA signed, and the agent
+creates and owns its `Cluster` (and its credential Secrets) itself. With `schedulerEstimator: true` the hub's
+host cluster also runs that member's scheduler-estimator (×2, mTLS with a serving cert for exactly its
+Service). Removing a member from the stack deletes what the program made for it: for Push its Cluster and
+Secrets, for Pull the agent and its hub RBAC — the agent-made Cluster is deleted by the operator first
+(docs/runbooks/members.md "Remove a member").
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ def _b64decode(value: str) -> str:
 
 
 class MemberCluster(pulumi.ComponentResource):
-    """One member: its provider (`k8s-member-<name>`), its join objects on both sides, its Cluster."""
+    """One member: its provider (`k8s-member-<name>`), its join objects on both sides, its Cluster (Push)."""
+
+    cluster: pulumi.CustomResource | None
+    """The Push member's Cluster; None for Pull (its agent creates it)."""
 
     def __init__(
         self,
@@ -89,16 +94,18 @@ class MemberCluster(pulumi.ComponentResource):
             ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
             args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
                                     zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
-            self.cluster = apply("karmada", docs.cluster_object(member), pulumi.ResourceOptions.merge(
-                on_hub, pulumi.ResourceOptions(depends_on=[*after, *hub_rbac])))
-            after_cluster = pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=[self.cluster]))
+            # No Cluster here: the agent creates (and on restart updates) its own, with spec.id = the member's
+            # kube-system UID; a pre-created one without that id makes it exit (docs.pull_hub_objects). The
+            # agent only needs its hub RBAC to exist before it starts.
+            self.cluster = None
+            after_rbac = pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=hub_rbac))
             skeleton = docs.pull_member_objects(member.name, config.karmada.version, args, "placeholder")
             for index, obj in enumerate(skeleton):
                 if obj["kind"] == "Secret":
                     apply_rendered(prefix, lambda k, i=index: docs.pull_member_objects(
-                        member.name, config.karmada.version, args, k)[i], [agent_kubeconfig], after_cluster)
+                        member.name, config.karmada.version, args, k)[i], [agent_kubeconfig], after_rbac)
                 else:
-                    apply(prefix, obj, after_cluster)
+                    apply(prefix, obj, after_rbac)
         if member.scheduler_estimator:
             assert host_provider is not None, "a scheduler-estimator runs on the hub's host cluster"
             self._scheduler_estimator(name, config, member, karmada_ca, member_kubeconfig, host_provider)
@@ -114,7 +121,9 @@ class MemberCluster(pulumi.ComponentResource):
                         config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
                         dns_names=spec.dns_names)
         image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
-        workload = manifests.scheduler_estimator_workload(member.name, image)
+        workload = manifests.scheduler_estimator_workload(
+            member.name, image, feature_gates=flags.gates_for("karmada-scheduler-estimator",
+                                                              config.karmada.feature_gates))
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         needed = manifests.pki_files(workload.args)

@@ -203,20 +203,23 @@ def cluster_labels(member: MemberConfig, sync_mode: SyncMode) -> dict[str, str]:
 
 def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, cluster_id: str | None = None
                    ) -> dict[str, Any]:
-    """Hub: the `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and spread.
-
-    Push: credentials via secretRef/impersonatorSecretRef, so the controller-manager can reach the member.
-    Pull: the agent registers itself and fills id/secretRef (it create-or-updates the Cluster); pre-creating
-    it here makes labels, region and zones exist before the agent starts and keeps them in the preview.
+    """Hub: a Push member's `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and
+    spread, and credentials via secretRef/impersonatorSecretRef so the controller-manager can reach the member.
     `cluster_id` is the member's kube-system namespace UID, as join sets it (used for multi-cluster DNS).
+
+    Never for Pull: the agent creates its own Cluster at start. It lists every Cluster and exits if one has its
+    name with another `spec.id` (its kube-system UID), then create-or-updates it (karmada v1.18.2
+    cmd/agent/app/agent.go `run`, pkg/util/cluster.go `ClusterRegisterOption.Validate`,
+    `CreateOrUpdateClusterObject`), so a Cluster made here would stop it from ever registering.
     """
     mode: SyncMode = sync_mode or member.sync_mode
+    if mode != "Push":
+        raise ValueError(f"{member.name}: a Pull member's Cluster is created by its karmada-agent, not here")
     spec: dict[str, Any] = {"syncMode": mode, "apiEndpoint": member.api_endpoint.rstrip("/")}
     if cluster_id:
         spec["id"] = cluster_id
-    if mode == "Push":
-        spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
-        spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": impersonator_secret_name(member.name)}
+    spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
+    spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": impersonator_secret_name(member.name)}
     spec["provider"] = PROVIDER
     spec["region"] = member.region
     if member.zones:
@@ -233,21 +236,29 @@ def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, clus
 
 
 def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
-    """Hub side of a Pull join: the agent's RBAC, as `karmadactl register` creates it, in apply order.
+    """Hub side of a Pull join: the agent's RBAC, in apply order. Names and shape as `karmadactl register`
+    creates them (pkg/karmadactl/register/register.go `GenerateClusterRole`, `GenerateSecretAccessRole`,
+    `GenerateWorkAccessRole` at v1.18.2), the verbs exactly what the agent's code uses (docs/
+    upstream-contract.md, karmada-agent RBAC):
 
-    The `agent-work` Role/RoleBinding live in `karmada-es-<cluster>`, which the cluster controller creates
-    only once the Cluster exists. Like `karmadactl register`, this renders that namespace up front (labelled
-    `karmada.io/system`) so all RBAC exists before the agent starts; the controller's createExecutionSpace is
-    get-then-create, so it adopts it. When the Cluster is deleted the controller removes the namespace and
-    with it the Role/RoleBinding: delete the member (agent, Cluster) before this RBAC, or expect Pulumi to
-    see them gone on the next refresh.
+    - its own Cluster: `get` and `update` — register grants `delete` but no `update`, yet the agent's
+      CreateOrUpdateClusterObject updates the Cluster whenever its spec differs from the flags (pkg/util/
+      cluster.go); nothing in the agent deletes it;
+    - no CSR verbs: they serve only the `certRotation` controller, which `--controllers=*` leaves off
+      (cmd/agent/app/agent.go `controllersDisabledByDefault`).
+
+    The `agent-work` Role/RoleBinding live in `karmada-es-<cluster>`, which the cluster controller creates for
+    every Cluster (get-then-create, so it adopts an existing one) and deletes with it. The agent caches Works in
+    that namespace only and must be allowed there before it starts, so, like `karmadactl register`, this renders
+    the namespace up front: the one object here that a Karmada binary also manages (the contract tests list it
+    as an exception). Remove a Pull member by deleting its Cluster first (docs/runbooks/members.md).
     """
     es = execution_namespace(cluster)
     user = _user_subject(agent_user(cluster))
     base = f"system:karmada:{cluster}"
     cluster_rules = [
         {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": [cluster],
-         "verbs": ["get", "delete"]},
+         "verbs": ["get", "update"]},
         {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["create", "list", "watch"]},
         {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/status"], "resourceNames": [cluster],
          "verbs": ["update"]},
@@ -256,7 +267,6 @@ def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
          "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
-        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["get", "create"]},
         {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["patch", "create", "update"]},
     ]
@@ -310,8 +320,9 @@ def _anti_affinity(labels: dict[str, str], required: bool) -> dict[str, Any]:
 
 
 AGENT_REPLICAS = 2
-"""The agent leader-elects (a Lease in the member's karmada-system), so the second replica is a warm standby
-that takes over within the lease duration when the leader's node goes away. More adds nothing. Anti-affinity
+"""The agent leader-elects (Lease `karmada-system/karmada-agent-<cluster>` in the karmada-apiserver), so the
+second replica is a warm standby that takes over within the lease duration when the leader's node goes away.
+More adds nothing. Anti-affinity
 is preferred, not required: members may have a single schedulable node, and a hard rule there would leave the
 standby pending and block the rolling update; maxSurge 0 / maxUnavailable 1 rolls one pod at a time for the
 same reason, and the PodDisruptionBudget keeps one through node drains."""
@@ -363,6 +374,10 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         "imagePullPolicy": "IfNotPresent",
                         "command": ["/bin/karmada-agent"],
                         "args": list(args),
+                        # agent_args binds its health and metrics listeners to $(POD_IP); kubelet expands
+                        # $(VAR) only from the container's env and leaves an undefined one as literal text,
+                        # on which controller-runtime's listener fails and the agent exits.
+                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
                         "ports": [
                             {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},
                             {"name": "healthz", "containerPort": AGENT_HEALTH_PORT, "protocol": "TCP"},

@@ -7,10 +7,12 @@ combination fails at render time (in `hubctl plan` and tests) instead of at `pul
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.config import FailoverConfig, MemberConfig, RegionConfig, TenantConfig
+from components.config import FailoverConfig, MemberConfig, PriorityClassConfig, RegionConfig, TenantConfig
 
 POLICY_API = "policy.karmada.io/v1alpha1"
 
@@ -24,9 +26,24 @@ TAINT_POLICY_NAME = "fleet-not-ready-noexecute"
 TENANT_LABEL = "fleet.karmada-hub.io/tenant"
 REGION_LABEL = "topology.kubernetes.io/region"
 
+STATEFUL_ANNOTATION = "fleet.karmada-hub.io/data"
+"""`stateful` on a stateful tenant's policies (read by the policy pack's stateful-failover rule)."""
+RESTORE_ANNOTATION = "fleet.karmada-hub.io/restore-from"
+"""`<kind>/<name>` of the restore source of a stateful tenant with a state story (Karmada never reads it)."""
+GROUPS_ANNOTATION = "fleet.karmada-hub.io/workload-groups"
+"""JSON `{"affinity": {value: members}, "antiAffinity": {...}}`: the declared workload groups, for the what-if
+table and the policy pack (Karmada never reads it)."""
+
+CRITICAL_SUFFIX = "-critical"
+CRITICAL_POLICY_PRIORITY = 100
+"""`spec.priority` of a tenant's critical policy: above the tenant-wide policy's 0, so with `preemption: Always`
+(gate PropagationPolicyPreemption) it takes the named templates over (pkg/detector/preemption.go: strictly
+higher priority wins)."""
+
 PREFERRED_GROUP = "preferred"
 FALLBACK_GROUP = "fleet-fallback"
-"""affinityName of the last clusterAffinities group, which always spans every region of the fleet."""
+"""Default affinityName of the last clusterAffinities group, which always spans every region of the fleet
+(`placement.fallbackGroup` renames it)."""
 
 TENANT_KINDS: tuple[tuple[str, str], ...] = (
     ("apps/v1", "Deployment"),
@@ -48,21 +65,60 @@ configuration. Left out on purpose:
 """
 
 
+WORKLOAD_KINDS = TENANT_KINDS[:2]
+SUPPORTING_KINDS = TENANT_KINDS[2:]
+SUPPORTING_SUFFIX = "-shared"
+
+
+def splits_supporting_objects(tenant: TenantConfig) -> bool:
+    """Whether the tenant's Services, Ingresses, ConfigMaps and Secrets need a policy of their own.
+
+    They are not workloads, so the scheduler places them Duplicated, on the preferred group only (overflow groups
+    apply to workloads only, clusteraffinity plugin) and within the spread constraints like any binding. With
+    overflow or maxClusters that would leave a workload on a member without its Service or Ingress, so those
+    tenants get a second policy that puts them on every member of the tenant's groups."""
+    return bool(tenant.placement.overflow) or tenant.placement.max_clusters is not None
+
+
 def _affinity_region(regions: Iterable[str]) -> dict[str, Any]:
     return {"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "In", "values": list(regions)}]}}
 
 
-def _resource_selectors(namespace: str) -> list[dict[str, Any]]:
-    return [{"apiVersion": api, "kind": kind, "namespace": namespace} for api, kind in TENANT_KINDS]
+def _affinity_clusters(clusters: Iterable[str]) -> dict[str, Any]:
+    return {"clusterNames": list(clusters)}
 
 
-def _meta(name: str, namespace: str | None, tenant: TenantConfig | None = None) -> dict[str, Any]:
+def _resource_selectors(namespace: str, kinds: Sequence[tuple[str, str]] = TENANT_KINDS) -> list[dict[str, Any]]:
+    return [{"apiVersion": api, "kind": kind, "namespace": namespace} for api, kind in kinds]
+
+
+def _meta(name: str, namespace: str | None, tenant: TenantConfig | None = None,
+          annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
     if tenant is not None:
         meta["labels"] = {TENANT_LABEL: tenant.name}
+    if annotations:
+        meta["annotations"] = dict(annotations)
     return meta
+
+
+def _policy_annotations(tenant: TenantConfig) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if tenant.stateful:
+        out[STATEFUL_ANNOTATION] = "stateful"
+    if tenant.state is not None:
+        out[RESTORE_ANNOTATION] = f"{tenant.state.restore_from.kind}/{tenant.state.restore_from.name}"
+    wa = tenant.placement.workload_affinity
+    if wa is not None:
+        groups: dict[str, dict[str, int]] = {}
+        if wa.affinity_groups:
+            groups["affinity"] = dict(sorted(wa.affinity_groups.items()))
+        if wa.anti_affinity_groups:
+            groups["antiAffinity"] = dict(sorted(wa.anti_affinity_groups.items()))
+        out[GROUPS_ANNOTATION] = json.dumps(groups, sort_keys=True, separators=(",", ":"))
+    return out
 
 
 def tenant_namespace(tenant: TenantConfig) -> dict[str, Any]:
@@ -78,6 +134,8 @@ def _replica_scheduling(tenant: TenantConfig) -> dict[str, Any]:
     placement = tenant.placement
     if placement.replica_scheduling == "Duplicated":
         return {"replicaSchedulingType": "Duplicated"}
+    if placement.weighting == "aggregated":
+        return {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
     scheduling: dict[str, Any] = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
     if placement.weighting == "dynamic":
         scheduling["weightPreference"] = {"dynamicWeight": "AvailableReplicas"}
@@ -106,8 +164,14 @@ def _spread_constraints(tenant: TenantConfig, fleet_regions: list[str], members:
     both are set to the whole fleet and only minGroups restricts.
     """
     placement = tenant.placement
-    if not placement.spread_by_region or _uses_static_weights(tenant):
+    if _uses_static_weights(tenant):
         return []
+    if not placement.spread_by_region:
+        if placement.max_clusters is None:
+            return []
+        # Only a cluster constraint: the scheduler takes the first min(feasible, maxGroups) clusters, ordered by
+        # overflow tier, locality score, available replicas, name (spreadconstraint.selectBestClustersByCluster).
+        return [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": placement.max_clusters}]
     min_regions = placement.min_regions
     if min_regions > len(fleet_regions):
         raise ValueError(
@@ -119,7 +183,7 @@ def _spread_constraints(tenant: TenantConfig, fleet_regions: list[str], members:
             f"tenant {tenant.name}: placement.preferredRegions lists {len(placement.preferred_regions)} region(s), "
             f"fewer than minRegions {min_regions}, so that group could never be used; list more regions"
         )
-    max_clusters = max(len(members), min_regions)
+    max_clusters = placement.max_clusters or max(len(members), min_regions)
     return [
         {"spreadByField": "region", "minGroups": min_regions, "maxGroups": len(fleet_regions)},
         {"spreadByField": "cluster", "minGroups": min_regions, "maxGroups": max_clusters},
@@ -152,46 +216,199 @@ def propagation_policy(
     if unknown:
         raise ValueError(f"tenant {tenant.name}: preferredRegions names unknown region(s) {', '.join(unknown)}")
 
-    affinities: list[dict[str, Any]] = []
-    if placement_cfg.preferred_regions:
-        affinities.append({"affinityName": PREFERRED_GROUP, **_affinity_region(placement_cfg.preferred_regions)})
-    affinities.append({"affinityName": FALLBACK_GROUP, **_affinity_region(fleet_regions)})
+    spec = _propagation_spec(tenant, fleet_regions, members, failover)
+    kinds = WORKLOAD_KINDS if splits_supporting_objects(tenant) else TENANT_KINDS
+    spec = {"resourceSelectors": _resource_selectors(tenant.namespace, kinds), **spec}
+    if tenant.priority_class is not None:
+        spec["schedulePriority"] = {"priorityClassSource": "KubePriorityClass",
+                                    "priorityClassName": tenant.priority_class}
+    policy = {
+        "apiVersion": POLICY_API,
+        "kind": "PropagationPolicy",
+        "metadata": _meta(tenant.name, tenant.namespace, tenant, _policy_annotations(tenant)),
+        "spec": spec,
+    }
+    check_propagation_policy(policy)
+    return policy
 
+
+def supporting_policy(
+    tenant: TenantConfig,
+    regions: list[str],
+    members: list[MemberConfig],
+    failover: FailoverConfig | None = None,
+) -> dict[str, Any] | None:
+    """Services, Ingresses, ConfigMaps and Secrets of a tenant whose workloads use overflow or maxClusters: a copy
+    on every member of every region the tenant's groups reach (then the fleet-wide fallback), no spread, the same
+    failover tolerations. None when the tenant-wide policy carries them itself (`splits_supporting_objects`)."""
+    if not splits_supporting_objects(tenant):
+        return None
+    failover = failover or FailoverConfig()
+    fleet_regions = _fleet_regions(regions, members)
+    placement_cfg = tenant.placement
+    by_name = {m.name: m.region for m in members}
+    reach = list(dict.fromkeys([
+        *placement_cfg.preferred_regions,
+        *(r for g in placement_cfg.overflow for r in g.regions),
+        *(by_name[c] for g in placement_cfg.overflow for c in g.clusters if c in by_name),
+    ]))
+    terms: list[dict[str, Any]] = []
+    if reach:
+        terms.append({"affinityName": PREFERRED_GROUP, **_affinity_region(reach)})
+    terms.append({"affinityName": placement_cfg.fallback_group, **_affinity_region(fleet_regions)})
+    placement: dict[str, Any] = {"clusterAffinities": terms, "replicaScheduling": {"replicaSchedulingType":
+                                                                                   "Duplicated"}}
+    tolerations = _tolerations(tenant)
+    if tolerations:
+        placement["clusterTolerations"] = tolerations
+    policy = {
+        "apiVersion": POLICY_API,
+        "kind": "PropagationPolicy",
+        "metadata": _meta(tenant.name + SUPPORTING_SUFFIX, tenant.namespace, tenant),
+        "spec": {
+            "resourceSelectors": _resource_selectors(tenant.namespace, SUPPORTING_KINDS),
+            "propagateDeps": True,
+            "placement": placement,
+            "failover": {"cluster": {"purgeMode": failover.purge_mode}},
+        },
+    }
+    check_propagation_policy(policy)
+    return policy
+
+
+def critical_policy(
+    tenant: TenantConfig,
+    regions: list[str],
+    members: list[MemberConfig],
+    failover: FailoverConfig | None = None,
+) -> dict[str, Any] | None:
+    """The tenant's named critical workloads under their own policy: same placement and failover, a higher
+    schedule priority, and `preemption: Always` with `priority` above the tenant-wide policy's, so it takes those
+    templates over even though the tenant-wide policy claimed them first.
+
+    Upstream at v1.18.2: a claimed template stays with its policy unless a policy with strictly higher `priority`
+    and `preemption: Always` selects it by name while the controller-manager runs PropagationPolicyPreemption
+    (pkg/detector/preemption.go); the webhook refuses `preemption: Always` with a selector without a name
+    (validation.go validateResourceSelectorsIfPreemptionEnabled). Schedule priority only orders the scheduler's
+    queue (PriorityBasedScheduling); nothing is evicted for it. None when the tenant declares no critical workloads.
+    """
+    if tenant.critical is None:
+        return None
+    failover = failover or FailoverConfig()
+    fleet_regions = _fleet_regions(regions, members)
+    spec = _propagation_spec(tenant, fleet_regions, members, failover)
+    selectors = [{"apiVersion": "apps/v1", "kind": w.kind, "namespace": tenant.namespace, "name": w.name}
+                 for w in tenant.critical.workloads]
+    spec = {
+        "resourceSelectors": selectors,
+        "priority": CRITICAL_POLICY_PRIORITY,
+        "preemption": "Always",
+        **spec,
+        "schedulePriority": {"priorityClassSource": "KubePriorityClass",
+                             "priorityClassName": tenant.critical.priority_class},
+    }
+    policy = {
+        "apiVersion": POLICY_API,
+        "kind": "PropagationPolicy",
+        "metadata": _meta(tenant.name + CRITICAL_SUFFIX, tenant.namespace, tenant, _policy_annotations(tenant)),
+        "spec": spec,
+    }
+    check_propagation_policy(policy)
+    return policy
+
+
+def _affinity_terms(tenant: TenantConfig, fleet_regions: list[str]) -> list[dict[str, Any]]:
+    """The preferred group (with its overflow groups, in order) if any, then always the fleet-wide fallback.
+
+    Terms are tried one at a time from the one the binding was last scheduled with
+    (`status.schedulerObservingAffinityName`) and only forwards (pkg/scheduler/scheduler.go scheduleResourceBinding
+    at v1.18.2): once a binding moved to the fallback group it stays there. Overflow groups sit inside the
+    preferred term, so spilling never switches terms and replicas can be pulled back into the preferred group."""
+    placement = tenant.placement
+    terms: list[dict[str, Any]] = []
+    if placement.preferred_regions:
+        term: dict[str, Any] = {"affinityName": PREFERRED_GROUP, **_affinity_region(placement.preferred_regions)}
+        if placement.overflow:
+            # Never `overflowAffinities: []`: upstream checks `!= nil`, so an empty list counts as overflow.
+            term["overflowAffinities"] = [
+                {"affinityName": g.name,
+                 **(_affinity_region(g.regions) if g.regions else _affinity_clusters(g.clusters))}
+                for g in placement.overflow
+            ]
+        terms.append(term)
+    terms.append({"affinityName": placement.fallback_group, **_affinity_region(fleet_regions)})
+    return terms
+
+
+def _propagation_spec(tenant: TenantConfig, fleet_regions: list[str], members: list[MemberConfig],
+                      failover: FailoverConfig) -> dict[str, Any]:
+    """Everything of a tenant policy's spec but what it selects: placement, dependencies and failover."""
+    placement_cfg = tenant.placement
     placement: dict[str, Any] = {
-        "clusterAffinities": affinities,
+        "clusterAffinities": _affinity_terms(tenant, fleet_regions),
         "replicaScheduling": _replica_scheduling(tenant),
     }
     spread = _spread_constraints(tenant, fleet_regions, members)
     if spread:
         placement["spreadConstraints"] = spread
-    if placement_cfg.toleration_seconds is not None:
-        # Exists, not Equal: the policy's taint has no value. Never Lt/Gt (rejected by the webhook).
-        placement["clusterTolerations"] = [
-            {
-                "key": FAILOVER_TAINT_KEY,
-                "operator": "Exists",
-                "effect": "NoExecute",
-                "tolerationSeconds": placement_cfg.toleration_seconds,
-            }
-        ]
-
+    wa = placement_cfg.workload_affinity
+    if wa is not None:
+        placement["workloadAffinity"] = {
+            **({"affinity": {"groupByLabelKey": wa.affinity_label}} if wa.affinity_label else {}),
+            **({"antiAffinity": {"groupByLabelKey": wa.anti_affinity_label}} if wa.anti_affinity_label else {}),
+        }
+    tolerations = _tolerations(tenant)
+    if tolerations:
+        placement["clusterTolerations"] = tolerations
     spec: dict[str, Any] = {
-        "resourceSelectors": _resource_selectors(tenant.namespace),
         # Brings along what pod templates reference but the selectors leave out (non-default
         # ServiceAccounts, PVC objects); harmless for the ConfigMaps/Secrets already selected.
+        # Also required by application failover (validation.go ValidatePropagationSpec).
         "propagateDeps": True,
         "placement": placement,
-        # Explicit, so the controller-manager's --no-execute-taint-eviction-purge-mode default never decides.
-        "failover": {"cluster": {"purgeMode": failover.purge_mode}},
+        "failover": _failover(tenant, failover),
     }
-    policy = {
-        "apiVersion": POLICY_API,
-        "kind": "PropagationPolicy",
-        "metadata": _meta(tenant.name, tenant.namespace, tenant),
-        "spec": spec,
-    }
-    check_propagation_policy(policy)
-    return policy
+    return spec
+
+
+def _tolerations(tenant: TenantConfig) -> list[dict[str, Any]]:
+    if not tenant.fails_over:
+        # No tolerationSeconds: the taint manager treats it as tolerated forever and never evicts
+        # (taint_manager.go enqueueBinding, "minTolerationTime < 0 means indefinite toleration").
+        return [{"key": FAILOVER_TAINT_KEY, "operator": "Exists", "effect": "NoExecute"}]
+    if tenant.placement.toleration_seconds is not None:
+        # Exists, not Equal: the policy's taint has no value. Never Lt/Gt (rejected by the webhook).
+        return [{"key": FAILOVER_TAINT_KEY, "operator": "Exists", "effect": "NoExecute",
+                 "tolerationSeconds": tenant.placement.toleration_seconds}]
+    return []
+
+
+def _state_preservation(tenant: TenantConfig) -> dict[str, Any]:
+    assert tenant.state is not None
+    return {"rules": [{"aliasLabelName": r.label, "jsonPath": r.json_path} for r in tenant.state.preserve]}
+
+
+def _failover(tenant: TenantConfig, failover: FailoverConfig) -> dict[str, Any]:
+    """Cluster failover always has an explicit purge mode, so the controller-manager's
+    --no-execute-taint-eviction-purge-mode default never decides. A state story forces Directly: the preserved
+    labels are injected only for `Directly` eviction tasks (controllers/binding/common.go at v1.18.2)."""
+    cluster: dict[str, Any] = {"purgeMode": "Directly" if tenant.state is not None else failover.purge_mode}
+    if tenant.state is not None:
+        cluster["statePreservation"] = _state_preservation(tenant)
+    out: dict[str, Any] = {"cluster": cluster}
+    app = tenant.application_failover
+    if app is not None:
+        application: dict[str, Any] = {
+            "decisionConditions": {"tolerationSeconds": app.toleration_seconds},
+            "purgeMode": app.purge_mode,
+        }
+        if app.purge_mode == "Gracefully":
+            # Explicit 600 (the mutating webhook's default), so the stored object equals the rendered one.
+            application["gracePeriodSeconds"] = app.grace_period_seconds or 600
+        if tenant.state is not None:
+            application["statePreservation"] = _state_preservation(tenant)
+        out["application"] = application
+    return out
 
 
 def check_propagation_policy(policy: Mapping[str, Any]) -> None:
@@ -211,12 +428,62 @@ def check_propagation_policy(policy: Mapping[str, Any]) -> None:
     for name in names:
         if not 1 <= len(name) <= 32:
             problems.append(f"clusterAffinities: affinityName '{name}' must be 1-32 characters")
+        elif not _is_label_key(name):
+            problems.append(f"clusterAffinities: affinityName '{name}' must be a label key")
+    overflow_ok = _overflow_allowed(placement.get("replicaScheduling"))
     for term in placement.get("clusterAffinities") or []:
-        for expr in (term.get("fieldSelector") or {}).get("matchExpressions") or []:
+        for expr in _field_expressions(term):
             if expr["key"] not in ("provider", "region", "zone") or expr["operator"] not in ("In", "NotIn"):
                 problems.append(f"fieldSelector: unsupported {expr['key']} {expr['operator']}")
         if "overflowAffinities" in term:
-            problems.append("overflowAffinities is not rendered by this program")
+            overflow = term["overflowAffinities"]
+            if not overflow_ok:
+                problems.append("overflowAffinities can only be used together with dynamic weight or aggregated "
+                                "scheduling")
+            if not any(term.get(k) for k in ("clusterNames", "labelSelector", "fieldSelector", "exclude")):
+                problems.append("overflowAffinities can only be used together with the inline ClusterAffinity")
+            seen = {term.get("affinityName")}
+            for group in overflow:
+                name = group.get("affinityName", "")
+                if not _is_label_key(name) or len(name) > 32:
+                    problems.append(f"overflowAffinities: affinityName '{name}' must be a label key of <= 32 chars")
+                if name in seen:
+                    problems.append(f"overflowAffinities: '{name}' must be unique and differ from the group's name")
+                seen.add(name)
+                for expr in _field_expressions(group):
+                    if expr["key"] not in ("provider", "region", "zone") or expr["operator"] not in ("In", "NotIn"):
+                        problems.append(f"fieldSelector: unsupported {expr['key']} {expr['operator']}")
+    workload = placement.get("workloadAffinity") or {}
+    keys = [(workload.get(t) or {}).get("groupByLabelKey") for t in ("affinity", "antiAffinity")]
+    for key in keys:
+        if key is not None and not _is_label_key(key):
+            problems.append(f"workloadAffinity: groupByLabelKey '{key}' must be a label key")
+    if keys[0] is not None and keys[0] == keys[1]:
+        problems.append("workloadAffinity: affinity and antiAffinity must not use the same groupByLabelKey")
+    if spec.get("preemption") == "Always" and any(not s.get("name") for s in spec.get("resourceSelectors") or []):
+        problems.append("preemption Always needs a name on every resource selector")
+    priority = spec.get("schedulePriority")
+    if priority is not None and priority.get("priorityClassSource") != "KubePriorityClass":
+        problems.append("schedulePriority: only KubePriorityClass is supported at v1.18.2")
+    failover_spec = spec.get("failover") or {}
+    app = failover_spec.get("application")
+    if app is not None:
+        graceful = app.get("purgeMode", "Gracefully") in ("Gracefully", "Graciously")
+        grace = app.get("gracePeriodSeconds")
+        if grace is not None and not graceful:
+            problems.append("application failover: gracePeriodSeconds only takes effect when purgeMode is "
+                            "Gracefully")
+        if graceful and grace is None:
+            problems.append("application failover: gracePeriodSeconds is required with purgeMode Gracefully")
+        if grace is not None and grace <= 0:
+            problems.append("application failover: gracePeriodSeconds must be > 0")
+        if (app.get("decisionConditions") or {}).get("tolerationSeconds", 0) < 0:
+            problems.append("application failover: tolerationSeconds must be >= 0")
+    for where in ("cluster", "application"):
+        for rule in ((failover_spec.get(where) or {}).get("statePreservation") or {}).get("rules") or []:
+            if not _is_label_key(rule.get("aliasLabelName", "")):
+                problems.append(f"{where} statePreservation: aliasLabelName '{rule.get('aliasLabelName')}' must be "
+                                "a qualified label name")
     by_field: list[str] = []
     for constraint in placement.get("spreadConstraints") or []:
         lo, hi = constraint.get("minGroups", 0), constraint.get("maxGroups", 0)
@@ -235,6 +502,31 @@ def check_propagation_policy(policy: Mapping[str, Any]) -> None:
         problems.append("application failover needs propagateDeps: true")
     if problems:
         raise ValueError(f"PropagationPolicy {policy['metadata']['name']}: " + "; ".join(problems))
+
+
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def _is_label_key(key: str) -> bool:
+    """`content.IsLabelKey` / `ValidateLabelName`: `[prefix/]name`, prefix a DNS subdomain <= 253."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return bool(_LABEL_NAME.match(name))
+
+
+def _field_expressions(affinity: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list((affinity.get("fieldSelector") or {}).get("matchExpressions") or [])
+
+
+def _overflow_allowed(scheduling: Mapping[str, Any] | None) -> bool:
+    """`IsOverflowSchedulingAllowed` (pkg/util/policy.go): Divided + Aggregated, or Divided + dynamic weights."""
+    if not scheduling or scheduling.get("replicaSchedulingType", "Divided") != "Divided":
+        return False
+    if scheduling.get("replicaDivisionPreference") == "Aggregated":
+        return True
+    return bool((scheduling.get("weightPreference") or {}).get("dynamicWeight"))
 
 
 def override_policy(tenant: TenantConfig, regions: Mapping[str, RegionConfig]) -> dict[str, Any]:
@@ -305,5 +597,47 @@ def cluster_taint_policy() -> dict[str, Any]:
             "addOnConditions": [{"conditionType": "Ready", "operator": "NotIn", "statusValues": ["True"]}],
             "removeOnConditions": [{"conditionType": "Ready", "operator": "In", "statusValues": ["True"]}],
             "taints": [{"key": FAILOVER_TAINT_KEY, "effect": "NoExecute"}],
+        },
+    }
+
+
+def priority_classes(table: Sequence[PriorityClassConfig]) -> list[dict[str, Any]]:
+    """The fleet priority table as `scheduling.k8s.io/v1` PriorityClasses in karmada-apiserver.
+
+    That is where the controller-manager reads them for `schedulePriority` (pkg/util/helper/priorityclass.go): a
+    policy naming a class that does not exist there makes BuildResourceBinding fail, so nothing of the tenant is
+    propagated. The classes are not copied to members; a pod's own priorityClassName is a member concern. Only
+    `value` is used (preemptionPolicy is a TODO upstream, globalDefault is never consulted)."""
+    return [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+         "metadata": {"name": c.name, "labels": {"app.kubernetes.io/part-of": "karmada-hub"}},
+         "value": c.value, "globalDefault": False, "preemptionPolicy": "Never",
+         **({"description": c.description} if c.description else {})}
+        for c in table
+    ]
+
+
+def workload_rebalancer(name: str, namespace: str, workloads: Sequence[tuple[str, str]],
+                        ttl_seconds: int = 3600) -> dict[str, Any]:
+    """A WorkloadRebalancer (apps.karmada.io/v1alpha1, cluster-scoped) that reschedules the named workloads from
+    scratch. What brings Divided replicas back after a member recovers: nothing reschedules them on its own
+    (pkg/scheduler/scheduler.go: "TODO: reschedule binding on cluster change other than cluster deletion"), and at
+    v1.18.2 the rebalance still starts from the affinity group the binding was last scheduled with, so it pulls
+    replicas back into the preferred group only through overflow groups, never out of the fallback group.
+
+    `workloads` are (kind, name) of apps/v1 Deployments or StatefulSets in `namespace`."""
+    if not workloads:
+        raise ValueError("a WorkloadRebalancer needs at least one workload")
+    for kind, _ in workloads:
+        if kind not in ("Deployment", "StatefulSet"):
+            raise ValueError(f"kind {kind!r}: only apps/v1 Deployment and StatefulSet are tenant workloads")
+    return {
+        "apiVersion": "apps.karmada.io/v1alpha1",
+        "kind": "WorkloadRebalancer",
+        "metadata": {"name": name},
+        "spec": {
+            "workloads": [{"apiVersion": "apps/v1", "kind": k, "namespace": namespace, "name": n}
+                          for k, n in workloads],
+            "ttlSecondsAfterFinished": ttl_seconds,
         },
     }

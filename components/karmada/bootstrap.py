@@ -126,8 +126,10 @@ def namespaces() -> list[dict[str, Any]]:
 
 
 def rbac() -> list[dict[str, Any]]:
-    """Upstream's aggregation roles and cluster-proxy-admin, plus the lease Role kube-controller-manager
-    needs because its leader election lives in karmada-system (its built-in role covers kube-system only)."""
+    """Upstream's aggregation roles and cluster-proxy-admin, plus a lease Role for kube-controller-manager's
+    leader election in karmada-system. The bootstrap ClusterRole `system:kube-controller-manager` already
+    grants that in every namespace in the Kubernetes versions this was read in; the Role is kept because the
+    rule could not be re-read at the pinned v1.35.2 (docs/upstream-contract.md), and it grants nothing more."""
     groups = ["autoscaling.karmada.io", "multicluster.x-k8s.io", "networking.karmada.io", "policy.karmada.io",
               "work.karmada.io"]
     read = ["get", "list", "watch"]
@@ -156,6 +158,49 @@ def rbac() -> list[dict[str, Any]]:
                      "name": "kube-controller-manager-leader-election"},
          "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
                        "name": "system:kube-controller-manager"}]},
+    ]
+
+
+def descheduler_rbac(user: str) -> list[dict[str, Any]]:
+    """Least privilege for karmada-descheduler in karmada-apiserver, from the calls it makes at v1.18.2 (upstream
+    gives it an admin certificate instead):
+
+    - resourcebindings get/list/watch/update: its informer, and `Update` of `spec.clusters` (descheduler.go
+      updateScheduleResult);
+    - clusters get/list/watch: its informer and the startup List (establishEstimatorConnections);
+    - services get in karmada-system: the estimator address lookup (pkg/estimator/client/service.go resolveCluster)
+      — NotFound makes it dial `<prefix>-<cluster>.karmada-system.svc.cluster.local`; Forbidden would abort the
+      connection, so this verb is required even though no such Service exists there;
+    - events create/patch/update: record.EventSinkImpl on the binding and on its resource template;
+    - leases get/create/update on `karmada-descheduler` in karmada-system: leader election (create cannot be
+      limited by name, so create is namespace-wide)."""
+    rbac_api = "rbac.authorization.k8s.io/v1"
+    name = "karmada-descheduler"
+    subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]
+    labels = {"app.kubernetes.io/part-of": "karmada"}
+    return [
+        {"apiVersion": rbac_api, "kind": "ClusterRole", "metadata": {"name": name, "labels": labels},
+         "rules": [
+             {"apiGroups": ["work.karmada.io"], "resources": ["resourcebindings"],
+              "verbs": ["get", "list", "watch", "update"]},
+             {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["get", "list", "watch"]},
+             {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+         ]},
+        {"apiVersion": rbac_api, "kind": "ClusterRoleBinding", "metadata": {"name": name, "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+         "subjects": subject},
+        {"apiVersion": rbac_api, "kind": "Role", "metadata": {"name": name, "namespace": flags.NAMESPACE,
+                                                              "labels": labels},
+         "rules": [
+             {"apiGroups": [""], "resources": ["services"], "verbs": ["get"]},
+             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [name],
+              "verbs": ["get", "update"]},
+         ]},
+        {"apiVersion": rbac_api, "kind": "RoleBinding", "metadata": {"name": name, "namespace": flags.NAMESPACE,
+                                                                     "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": subject},
     ]
 
 

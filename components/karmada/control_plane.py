@@ -21,9 +21,13 @@ from components.config import FleetConfig
 from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec
+from components.karmada.bootstrap import descheduler_rbac
 from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply
+
+APISERVER_AUTHN_CONFIGMAP = "karmada-apiserver-authentication"
+"""ConfigMap holding the karmada-apiserver's AuthenticationConfiguration (manifests.authentication_config)."""
 
 COMPONENT_CLIENT_CERTS = {
     "karmada-controller-manager": "controller-manager",
@@ -31,6 +35,7 @@ COMPONENT_CLIENT_CERTS = {
     "karmada-webhook": "webhook-client",
     "karmada-aggregated-apiserver": "aggregated-apiserver-client",
     "kube-controller-manager": "kube-controller-manager",
+    "karmada-descheduler": "descheduler",
 }
 """Component -> the pki_spec client cert its kubeconfig authenticates with."""
 
@@ -102,7 +107,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.pki = KarmadaPki(f"{name}-pki", config, hub.lb_ipv4, dns_names,
                               opts=pulumi.ResourceOptions(parent=self))
         pki = self.pki
-        quota = any(t.quota is not None and t.quota.enforce for t in config.tenants)
+        # The fleet's tenant gates (karmada.featureGates), each rendered only on the binaries that read it.
+        self._gates = frozenset(karmada.feature_gates)
+        quota = "FederatedQuotaEnforcement" in self._gates
         failover = flags.FailoverSettings.from_config(config.failover)
         kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
@@ -169,6 +176,11 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             "metadata": {"name": "karmada-apiserver-audit-policy", "namespace": flags.NAMESPACE,
                          "labels": manifests.labels("karmada-apiserver")},
             "data": {"policy.yaml": manifests.audit_policy()}}, host_ns)
+        authn_cm = apply("host", {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": APISERVER_AUTHN_CONFIGMAP, "namespace": flags.NAMESPACE,
+                         "labels": manifests.labels("karmada-apiserver")},
+            "data": {flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[1]: manifests.authentication_config()}}, host_ns)
         enc = apply("host", manifests.secret(
             "karmada-apiserver-encryption",
             {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
@@ -178,23 +190,27 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             name="karmada-apiserver", image=kube_image.format("kube-apiserver"),
             command=flags.COMMANDS["karmada-apiserver"], args=apiserver_args, replicas=reps.apiserver,
             ports={"https": flags.APISERVER_PORT},
-            # anonymous auth is off, so kubelet cannot call /readyz; the LB gate below does, with a cert.
-            liveness=manifests.Probe(flags.APISERVER_PORT, initial_delay=15, failure_threshold=8),
-            readiness=manifests.Probe(flags.APISERVER_PORT, initial_delay=5, period=5),
+            # Anonymous requests reach exactly flags.HEALTH_PATHS (the authentication config), so kubelet can
+            # probe them; the LB gate below still calls /readyz with a client cert before anything uses the API.
+            liveness=manifests.Probe(flags.APISERVER_PORT, "/livez", "HTTPS", initial_delay=15, failure_threshold=8),
+            readiness=manifests.Probe(flags.APISERVER_PORT, "/readyz", "HTTPS", initial_delay=5, period=5),
             requests=_resources("500m", "1Gi"), kubeconfig=False,
             extra_volumes=[
                 {"name": "audit-policy", "configMap": {"name": "karmada-apiserver-audit-policy"}},
                 {"name": "audit-log", "emptyDir": {"sizeLimit": "1Gi"}},
                 {"name": "encryption", "secret": {"secretName": "karmada-apiserver-encryption",
                                                   "defaultMode": 0o440}},
+                {"name": "authentication", "configMap": {"name": APISERVER_AUTHN_CONFIGMAP}},
             ],
             extra_mounts=[
                 {"name": "audit-policy", "mountPath": flags.AUDIT_POLICY_PATH.rsplit("/", 1)[0], "readOnly": True},
                 {"name": "audit-log", "mountPath": flags.AUDIT_LOG_PATH.rsplit("/", 1)[0]},
                 {"name": "encryption", "mountPath": flags.ENCRYPTION_CONFIG_PATH.rsplit("/", 1)[0],
                  "readOnly": True},
+                {"name": "authentication", "mountPath": flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[0],
+                 "readOnly": True},
             ],
-        ), after=[etcd, audit_cm, enc])
+        ), after=[etcd, audit_cm, enc, authn_cm])
         apply("host", manifests.service(flags.APISERVER_SERVICE, {"https": (flags.APISERVER_PORT,
                                                                             flags.APISERVER_PORT)},
                                         node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)
@@ -222,13 +238,12 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.external_url = external
 
         # --- the rest of the components (controllers wait for the bootstrap; see KarmadaBootstrap)
-        gates: dict[str, bool] = {}
         self.workloads: dict[str, pulumi.CustomResource] = {"karmada-apiserver": apiserver}
         self.aggregated = deploy(manifests.Workload(
             name="karmada-aggregated-apiserver",
             image=versions.karmada_image("karmada-aggregated-apiserver", karmada.version),
             command=flags.COMMANDS["karmada-aggregated-apiserver"],
-            args=flags.aggregated_apiserver_args(feature_gates=gates), replicas=reps.aggregated_apiserver,
+            args=flags.aggregated_apiserver_args(feature_gates={}), replicas=reps.aggregated_apiserver,
             ports={"https": flags.AGGREGATED_APISERVER_PORT},
             liveness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/livez", "HTTPS", initial_delay=15),
             readiness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/readyz", "HTTPS", period=5),
@@ -239,10 +254,13 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.webhook = deploy(manifests.Workload(
             name="karmada-webhook", image=versions.karmada_image("karmada-webhook", karmada.version),
             command=flags.COMMANDS["karmada-webhook"],
-            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota),
-            replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080, "health": 8000},
-            liveness=manifests.Probe(8000, "/healthz", initial_delay=15),
-            readiness=manifests.Probe(flags.WEBHOOK_PORT, "/readyz", "HTTPS", period=5),
+            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota,
+                                    feature_gates=flags.gates_for("karmada-webhook", self._gates)),
+            replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080},
+            # `/readyz/` on the webhook port is the only health path the binary serves (a check-less
+            # healthz.Handler); `/readyz` would only be redirected there.
+            liveness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", initial_delay=15),
+            readiness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", period=5),
             requests=_resources("100m", "128Mi"),
         ), after=[self.readiness])
         apply("host", manifests.service("karmada-webhook", {"https": (443, flags.WEBHOOK_PORT)}), host_ns)
@@ -271,7 +289,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         self.workloads["karmada-scheduler"] = deploy(manifests.Workload(
             name="karmada-scheduler",
             image=versions.karmada_image("karmada-scheduler", self._config.karmada.version),
-            command=flags.COMMANDS["karmada-scheduler"], args=flags.scheduler_args(enable_estimator=estimators),
+            command=flags.COMMANDS["karmada-scheduler"],
+            args=flags.scheduler_args(enable_estimator=estimators,
+                                      feature_gates=flags.gates_for("karmada-scheduler", self._gates)),
             replicas=reps.scheduler, ports={"metrics": 8080, "health": 10351},
             liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
             readiness=manifests.Probe(10351, "/healthz", period=5),
@@ -281,13 +301,22 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             name="karmada-controller-manager",
             image=versions.karmada_image("karmada-controller-manager", self._config.karmada.version),
             command=flags.COMMANDS["karmada-controller-manager"],
-            args=flags.controller_manager_args(enable_failover=True, quota_enforcement=self._quota,
-                                               failover=self._failover),
+            args=flags.controller_manager_args(
+                enable_failover=True, quota_enforcement=self._quota, failover=self._failover,
+                feature_gates=flags.gates_for("karmada-controller-manager", self._gates)),
             replicas=reps.controller_manager, ports={"metrics": 8080, "health": 10357},
             liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
             readiness=manifests.Probe(10357, "/healthz", period=5),
             requests=_resources("200m", "512Mi"),
         ), after=bootstrap)
+        karmada = self._config.karmada
+        if karmada.descheduler_enabled:
+            on_karmada = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=list(bootstrap))
+            rbac = [apply("karmada", obj, on_karmada) for obj in descheduler_rbac(pki_spec.DESCHEDULER_USER)]
+            self.workloads[manifests.DESCHEDULER] = deploy(manifests.descheduler_workload(
+                versions.karmada_image(manifests.DESCHEDULER, karmada.version), reps.descheduler,
+                karmada.descheduler.interval_seconds, karmada.descheduler.unschedulable_threshold_seconds,
+            ), after=[*bootstrap, *rbac])
 
 
 def ca_bundle(ca_pem: pulumi.Input[str]) -> pulumi.Output[str]:

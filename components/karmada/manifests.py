@@ -308,6 +308,23 @@ rules:
 """
 
 
+def authentication_config(anonymous_paths: Sequence[str] = flags.HEALTH_PATHS) -> str:
+    """AuthenticationConfiguration (apiserver.config.k8s.io/v1) that allows anonymous requests on exactly
+    `anonymous_paths` and nowhere else (the anonymous authenticator matches the request path exactly)."""
+    if not anonymous_paths:
+        raise ValueError("anonymous_paths must name at least one path (else leave anonymous out entirely)")
+    for path in anonymous_paths:
+        if not path.startswith("/") or "*" in path:
+            raise ValueError(f"anonymous path {path!r} must be an exact absolute path")
+    conditions = "".join(f"\n    - path: {p}" for p in anonymous_paths)
+    return f"""apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:{conditions}
+"""
+
+
 def encryption_config(aescbc_key_b64: str) -> str:
     """EncryptionConfiguration: Secrets encrypted at rest with aescbc; `identity` last keeps old data readable."""
     return f"""apiVersion: apiserver.config.k8s.io/v1
@@ -332,7 +349,8 @@ estimates available through a hub node loss."""
 MEMBER_KUBECONFIG_SUFFIX = "-member-kubeconfig"
 
 
-def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS) -> Workload:
+def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS,
+                                 feature_gates: Mapping[str, bool] | None = None) -> Workload:
     """One member's karmada-scheduler-estimator on the host cluster, as the scheduler expects to find it:
     named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
     the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
@@ -341,13 +359,37 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
     kube_dir, kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)
     return Workload(
         name=name, image=image, command=flags.COMMANDS["karmada-scheduler-estimator"],
-        args=flags.scheduler_estimator_args(cluster), replicas=replicas,
+        args=flags.scheduler_estimator_args(cluster, feature_gates=feature_gates), replicas=replicas,
         ports={"grpc": flags.ESTIMATOR_PORT, "metrics": 8080, "health": ESTIMATOR_HEALTH_PORT},
         liveness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", initial_delay=15),
-        readiness=Probe(ESTIMATOR_HEALTH_PORT, "/healthz", period=5),
+        # `/healthz` is a constant 200; the gRPC port opens only once the member informers synced, so ready
+        # means "the port accepts" (no gRPC health service exists for a grpc probe).
+        readiness=Probe(flags.ESTIMATOR_PORT, period=5),
         requests={"cpu": "100m", "memory": "128Mi"}, kubeconfig=False,
         extra_volumes=[{"name": "member-kubeconfig", "secret": {
             "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,
             "items": [{"key": kube_file, "path": kube_file}]}}],
         extra_mounts=[{"name": "member-kubeconfig", "mountPath": kube_dir, "readOnly": True}],
+    )
+
+
+# ------------------------------------------------------------------------------------------ descheduler
+
+DESCHEDULER = "karmada-descheduler"
+
+
+def descheduler_workload(image: str, replicas: int, interval_s: int, unschedulable_threshold_s: int) -> Workload:
+    """karmada-descheduler on the host cluster, in the same HA shape as the rest (×N, anti-affinity, PDB).
+
+    Probes: upstream serves only `/healthz` (always 200 "ok", no readiness path, no leader awareness) on the
+    health address, so liveness and readiness both use it; readiness therefore means "the process serves", which
+    is all a leader-elected component without a Service needs. Files it opens: its kubeconfig and, from its flags,
+    the Karmada CA and its own gRPC client cert/key (derived from the args, like every workload here)."""
+    return Workload(
+        name=DESCHEDULER, image=image, command=flags.COMMANDS[DESCHEDULER],
+        args=flags.descheduler_args(interval_s=interval_s, unschedulable_threshold_s=unschedulable_threshold_s),
+        replicas=replicas, ports={"metrics": 8080, "health": flags.DESCHEDULER_HEALTH_PORT},
+        liveness=Probe(flags.DESCHEDULER_HEALTH_PORT, "/healthz", initial_delay=15, period=15),
+        readiness=Probe(flags.DESCHEDULER_HEALTH_PORT, "/healthz", period=10),
+        requests={"cpu": "50m", "memory": "64Mi"},
     )

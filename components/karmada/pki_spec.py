@@ -34,6 +34,8 @@ LEAF_VALIDITY_DAYS = 365
 """Operator default; Pulumi re-issues leaves on rotation (upstream has no control-plane rotation)."""
 
 FRONT_PROXY_CLIENT_CN = "front-proxy-client"
+DESCHEDULER_USER = "system:karmada:karmada-descheduler"
+"""The descheduler's karmada-apiserver identity (client cert CN, no group); its RBAC is bound to this user."""
 """Must equal karmada-apiserver `--requestheader-allowed-names`."""
 
 _SERVER: tuple[Usage, ...] = ("digital_signature", "key_encipherment", "server_auth")
@@ -191,10 +193,16 @@ def cert_specs(
         CertSpec(name="scheduler-estimator-client", signer=KARMADA_CA.name,
                  common_name="system:karmada:karmada-scheduler-grpc", usages=_CLIENT,
                  file="scheduler-estimator-client"),
+        # The descheduler's own gRPC identity towards the estimators (upstream reuses an admin cert).
+        CertSpec(name="descheduler-estimator-client", signer=KARMADA_CA.name,
+                 common_name="system:karmada:karmada-descheduler-grpc", usages=_CLIENT,
+                 file="descheduler-estimator-client"),
         client("controller-manager", "system:karmada:karmada-controller-manager"),
         client("scheduler", "system:karmada:karmada-scheduler"),
         client("webhook-client", "system:karmada:karmada-webhook"),
         client("aggregated-apiserver-client", "system:karmada:karmada-aggregated-apiserver"),
+        # No system:masters: bootstrap.descheduler_rbac() grants exactly what the descheduler calls.
+        client("descheduler", DESCHEDULER_USER, org=()),
         client("kube-controller-manager", "system:kube-controller-manager", org=()),
         client("admin", "system:admin"),
     )

@@ -28,6 +28,7 @@ _CLASSES: dict[tuple[str, str], Any] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
     ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
+    ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): k8s.apiextensions.v1.CustomResourceDefinition,
     ("apiregistration.k8s.io/v1", "APIService"): k8s.apiregistration.v1.APIService,
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):

@@ -1,23 +1,34 @@
-"""The failover budget: worst-case seconds from a member's death to its workloads serving from a survivor.
+"""The failover budget: two clocks from a member's death, term by term.
 
-This is the room where fleet-capi-failover.md §2.6 becomes arithmetic. Each term says which values it
-used, so an operator can see why the total is what it is and which knob moves it. `failover_budget`
-reads a `FleetConfig`; `compute_budget` takes plain numbers so the arithmetic can be tested (and run by
-`hubctl budget`) without a stack or Pulumi.
+This is the room where fleet-capi-failover.md §2.6 and docs/traffic-failover.md §4 become arithmetic.
 
-What is deliberately *not* a term: the regional Hetzner LB health check. When a member dies its
-region's load balancer stays up (only the targets behind it go bad), so the LB cannot send clients
-elsewhere; what moves traffic between regions is external-dns dropping the dead region from DNS and
-clients' caches expiring. `lb_detection_seconds` is still here because the per-region failover drill
-measures it separately.
+- The **traffic clock**: until clients stop being sent to the dead region. The hub's health-checked DNS
+  failover controller (agents/traffic_failover.py) probes every region's load balancer from each hub server
+  and withdraws a region once a majority of vantage points saw it fail K rounds in a row; external-dns writes
+  the record; clients' caches expire. It is independent of Karmada's detection. Two totals: the
+  *authoritative* one (the zone's servers answer without the dead region) and the one that counts the TTL
+  (every client cache has expired).
+- The **capacity clock**: Karmada's path (detection, taints, eviction, scheduling, dispatch, pod start), until
+  the survivors run the replicas the dead member ran.
+
+Which clock a tenant waits for depends on its placement: a Duplicated tenant already runs full copies on the
+survivors (traffic clock only); a Divided tenant needs both (the larger of the two). `rtoSeconds` is checked
+per tenant against that clock. `failover_budget` reads a `FleetConfig`; `compute_budget` and
+`traffic_budget` take plain numbers so the arithmetic can be tested (and run by `hubctl budget`) without a
+stack or Pulumi.
+
+What is deliberately *not* a term: the regional Hetzner LB health check. When a member dies its region's load
+balancer stays up (only the targets behind it go bad), so the LB cannot send clients elsewhere.
+`lb_detection_seconds` is still here because the drill records it and the failover controller's probe
+attempts are sized against it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:  # config imports pulumi; the budget must stay importable without it
     from components.config import FleetConfig
@@ -39,6 +50,26 @@ DISPATCH_P99_MS: dict[SyncMode, int] = {"Push": 1298, "Pull": 989}
 EVICTION_WORKERS = 3
 """Taint-manager workers per queue upstream; only used for the optimistic bound in the explanation."""
 
+EXTERNAL_DNS_EVENT_FLOOR_SECONDS = 5.0
+"""external-dns v0.22.0 `Controller.ScheduleRunOnce` (controller/controller.go): an event schedules the next run
+at `latest(lastRunAt + MinEventSyncInterval, earliest(now + 5s, nextRunAt))`; the 5 s is a literal."""
+EXTERNAL_DNS_TICK_SECONDS = 1.0
+"""`Controller.Run` checks `ShouldRunOnce` on a one-second ticker."""
+EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS = 5
+"""The `--min-event-sync-interval` the program renders (upstream's default, types.go); lower does not help."""
+EXTERNAL_DNS_RUN_SECONDS = 3.0
+"""Estimate of one external-dns run against Hetzner (list zones and rrsets, then the change and its Action
+wait). Counted twice: a run already in flight when the DNSEndpoint changes, then the run that writes it.
+`hubctl drill` measures the real value."""
+PROVIDER_PROPAGATION_SECONDS = 5.0
+"""Unverified placeholder: from Hetzner's Action finishing to its authoritative servers answering the change
+(no Hetzner document states it). `hubctl drill` measures it."""
+CONTROLLER_DECISION_SECONDS = 1.0
+"""The failover controller's leader reads the vantage points' observations this often (rendered as its
+`--decision-period`)."""
+CONTROLLER_WRITE_SECONDS = 1.0
+"""Estimate: a prober's observation Lease write plus the leader's DNSEndpoint write on the hub's API server."""
+
 
 @dataclass(frozen=True)
 class Term:
@@ -55,7 +86,7 @@ class Term:
 
 @dataclass(frozen=True)
 class Budget:
-    """Ordered terms of the worst case, and the member sync mode that produced it."""
+    """The capacity clock: ordered terms of the worst case, and the member sync mode that produced it."""
 
     terms: tuple[Term, ...]
     sync_mode: SyncMode
@@ -181,20 +212,20 @@ def _mode_terms(
     mode: SyncMode, fleet_modes: tuple[SyncMode, ...], *, status_update_frequency: float, failure_threshold: float,
     monitor_period: float,
     monitor_grace_period: float, resource_eviction_rate: float, bindings_per_cluster: int,
-    toleration_seconds: Sequence[float | None], pod_start_seconds: float, dns_interval_seconds: float | None,
-    dns_ttl_seconds: float | None, status_refresh_seconds: float | None,
+    toleration_seconds: Sequence[float | None], pod_start_seconds: float,
 ) -> tuple[Term, ...]:
     tol = max_toleration_seconds(toleration_seconds)
     shown = ", ".join("unset" if t is None else fmt_seconds(t) for t in toleration_seconds) or "no tenants"
     n, rate = bindings_per_cluster, resource_eviction_rate
     queue = eviction_queue_seconds(n, rate)
     fast = eviction_queue_seconds(n, rate, EVICTION_WORKERS)
-    terms = [
+    return (
         _detection_term(mode, status_update_frequency, failure_threshold, monitor_period, monitor_grace_period),
         Term("taint", 0.0, "≈ 0: NoSchedule (cluster-controller) and NoExecute (ClusterTaintPolicy controller) "
              "are both watch-driven"),
-        Term("toleration", float(tol), f"largest tenant placement.tolerationSeconds: max({shown}) = "
-             f"{fmt_seconds(tol)} (unset evicts at once)", lower=("tenants[].placement.tolerationSeconds",)),
+        Term("toleration", float(tol), f"largest placement.tolerationSeconds of the tenants on this clock: "
+             f"max({shown}) = {fmt_seconds(tol)} (unset evicts at once)",
+             lower=("tenants[].placement.tolerationSeconds",)),
         Term("eviction queue", queue, f"last of N = {n} bindings, W = 1 as the docs imply: (N-1)/R_e = "
              f"({n}-1)/{fmt_seconds(rate)} = {fmt_seconds(queue)} (with upstream's {EVICTION_WORKERS} workers "
              f"floor((N-1)/{EVICTION_WORKERS})/R_e = {fmt_seconds(fast)})",
@@ -203,27 +234,10 @@ def _mode_terms(
         _dispatch_term(fleet_modes),
         Term("pod start", float(pod_start_seconds), "failover.podStartSeconds (image pull + readiness on the "
              "survivor)", lower=("podStartSeconds",)),
-    ]
-    dns_values = (dns_interval_seconds, dns_ttl_seconds, status_refresh_seconds)
-    if len({v is None for v in dns_values}) != 1:
-        raise ValueError("dns_interval_seconds, dns_ttl_seconds and status_refresh_seconds are set together or not "
-                         "at all")
-    if dns_interval_seconds is not None and dns_ttl_seconds is not None and status_refresh_seconds is not None:
-        terms += [
-            Term("status refresh", float(status_refresh_seconds), f"one dns.refreshSeconds = "
-                 f"{fmt_seconds(status_refresh_seconds)}: the hub's status refresher makes Karmada drop the dead "
-                 "member's address from the aggregated status (docs/traffic-failover.md §2.1)",
-                 lower=("dns.refreshSeconds",)),
-            Term("external-dns sync", float(dns_interval_seconds), f"one full dns.intervalSeconds = "
-                 f"{fmt_seconds(dns_interval_seconds)} (events usually trigger sooner)",
-                 lower=("dns.intervalSeconds",)),
-            Term("DNS TTL", float(dns_ttl_seconds), f"dns.ttl = {fmt_seconds(dns_ttl_seconds)}: clients may "
-                 "cache the old answer this long", lower=("dns.ttl",)),
-        ]
-    return tuple(terms)
+    )
 
 
-# ------------------------------------------------------------------------------------------ budget
+# ------------------------------------------------------------------------------------------ capacity
 
 
 def compute_budget(
@@ -237,11 +251,8 @@ def compute_budget(
     bindings_per_cluster: int,
     toleration_seconds: Sequence[float | None] = (),
     pod_start_seconds: float = 0,
-    dns_interval_seconds: float | None = None,
-    dns_ttl_seconds: float | None = None,
-    status_refresh_seconds: float | None = None,
 ) -> Budget:
-    """The worst-case budget over the given member sync modes, from plain numbers.
+    """The capacity clock's worst case over the given member sync modes, from plain numbers.
 
     `sync_modes` are the modes of the fleet's members. The dead member's mode sets detection, so each
     mode present is tried as the dead one and the larger total wins (Push on a tie). Dispatch goes to a
@@ -261,8 +272,6 @@ def compute_budget(
             monitor_period=monitor_period, monitor_grace_period=monitor_grace_period,
             resource_eviction_rate=resource_eviction_rate, bindings_per_cluster=bindings_per_cluster,
             toleration_seconds=toleration_seconds, pod_start_seconds=pod_start_seconds,
-            dns_interval_seconds=dns_interval_seconds, dns_ttl_seconds=dns_ttl_seconds,
-            status_refresh_seconds=status_refresh_seconds,
         )
         candidate = Budget(terms=terms, sync_mode=mode)
         if best is None or candidate.total > best.total:
@@ -272,39 +281,240 @@ def compute_budget(
     return best
 
 
-def failover_budget(config: FleetConfig) -> Budget:
-    """The stack's worst-case budget: over its members' sync modes, its tenants' tolerations and its DNS."""
+# ------------------------------------------------------------------------------------------- traffic
+
+TTL_TERM = "DNS TTL"
+
+
+@dataclass(frozen=True)
+class TrafficBudget:
+    """The traffic clock: every term up to the authoritative answer, then the TTL (the last term)."""
+
+    terms: tuple[Term, ...]
+    restore_seconds: float
+    """From the dead region answering again (and the hold-down having passed) to the authoritative servers
+    serving it again: not part of any RTO, the drill times it."""
+    restore_how: str = ""
+
+    @property
+    def authoritative(self) -> float:
+        """Until the zone's authoritative servers answer without the dead region."""
+        return sum(t.seconds for t in self.terms if t.name != TTL_TERM)
+
+    @property
+    def total(self) -> float:
+        """Until every client cache has expired (the traffic RTO)."""
+        return sum(t.seconds for t in self.terms)
+
+    def term(self, name: str) -> Term:
+        for t in self.terms:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+def traffic_budget(
+    *, probe_period: float, probe_timeout: float, failure_threshold: int, success_threshold: int,
+    hold_down: float, ttl: float, vantage_points: int, min_event_sync: float = EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS,
+    external_dns_run: float = EXTERNAL_DNS_RUN_SECONDS, propagation: float = PROVIDER_PROPAGATION_SECONDS,
+) -> TrafficBudget:
+    """The traffic clock's worst case from plain numbers (docs/traffic-failover.md §4).
+
+    Detection: the region dies just after a round passed; each vantage point then needs K failed rounds, the
+    K-th ending at its timeout: K*P + T. The vantage points are not in step, but each is bounded the same way,
+    so the majority (the one that completes it) is too."""
+    if vantage_points < 1:
+        raise ValueError("vantage_points must be >= 1")
+    k, p, t = failure_threshold, probe_period, probe_timeout
+    majority = vantage_points // 2 + 1
+    detect = k * p + t
+    write = CONTROLLER_DECISION_SECONDS + CONTROLLER_WRITE_SECONDS
+    floor = max(EXTERNAL_DNS_EVENT_FLOOR_SECONDS, min_event_sync)
+    sync = floor + EXTERNAL_DNS_TICK_SECONDS + 2 * external_dns_run
+    f = fmt_seconds
+    terms = (
+        Term("probe detection", detect, f"a majority ({majority} of {vantage_points} hub servers) each sees K = {k} "
+             f"failed rounds in a row, one every P = {f(p)} s, the K-th ending at its T = {f(t)} s timeout: K*P + T "
+             f"= {k}*{f(p)} + {f(t)} = {f(detect)}",
+             lower=("dns.failover.probePeriodSeconds", "dns.failover.failureThreshold",
+                    "dns.failover.probeTimeoutSeconds")),
+        Term("decision + write", write, f"leader decision period {f(CONTROLLER_DECISION_SECONDS)} s + observation "
+             f"Lease and DNSEndpoint writes on the hub API ≈ {f(CONTROLLER_WRITE_SECONDS)} s (estimate)"),
+        Term("external-dns event sync", sync, f"DNSEndpoint event -> next run no sooner than max(5 s literal, "
+             f"--min-event-sync-interval {f(min_event_sync)} s) = {f(floor)} s, + {f(EXTERNAL_DNS_TICK_SECONDS)} s "
+             f"ticker, + 2 runs against Hetzner (one in flight, then ours) 2*{f(external_dns_run)} s (estimate) = "
+             f"{f(sync)} (external-dns v0.22.0 controller/controller.go)"),
+        Term("provider propagation", float(propagation), "Hetzner Action done -> its authoritative servers answer "
+             "the change: unverified placeholder, `hubctl drill` measures it"),
+        Term(TTL_TERM, float(ttl), f"dns.ttl = {f(ttl)} (Hetzner Cloud DNS accepts no TTL below 60 s): only clients "
+             "whose cached answer holds no live region wait this long; a client holding every region's address "
+             "retries another one when the connection fails", lower=("dns.ttl",)),
+    )
+    restore_decide = max(float(hold_down), success_threshold * p + t)
+    restore = restore_decide + write + sync + propagation
+    restore_how = (f"max(hold-down {f(hold_down)}, R*P + T = {success_threshold}*{f(p)} + {f(t)}) = "
+                   f"{f(restore_decide)}, + decision and write {f(write)} + external-dns {f(sync)} + propagation "
+                   f"{f(propagation)} = {f(restore)}")
+    return TrafficBudget(terms=terms, restore_seconds=restore, restore_how=restore_how)
+
+
+# ------------------------------------------------------------------------------------------- per tenant
+
+
+@dataclass(frozen=True)
+class TenantRto:
+    """One tenant's RTO: the clock its placement waits for and its seconds."""
+
+    tenant: str
+    placement: str
+    clock: str
+    seconds: float
+    budget: Budget | TrafficBudget
+    """The clock whose terms make up the seconds (for the RTO error's advice)."""
+
+
+@dataclass(frozen=True)
+class FailoverReport:
+    """Both clocks of a stack and the RTO of each tenant."""
+
+    capacity: Budget
+    traffic: TrafficBudget | None
+    """None when the stack has no `dns` section: no traffic failover is modelled then."""
+    tenants: tuple[TenantRto, ...] = ()
+    rto_seconds: float | None = None
+    footnotes: tuple[str, ...] = ()
+    """What the clocks do not include, said after them (tenants without automatic failover, the descheduler)."""
+
+    @property
+    def worst(self) -> TenantRto:
+        """The tenant (or the fleet, with no tenants) that waits longest."""
+        return max(self.tenants, key=lambda r: r.seconds)
+
+
+def _capacity_clock_tenants(config: FleetConfig) -> list[Any]:
+    # a tenant on failover: manual is never evicted, so its (infinite) toleration is no term of either clock
+    automatic = [t for t in config.tenants if t.fails_over]
+    divided = [t for t in automatic if t.placement.replica_scheduling == "Divided"]
+    return divided or automatic
+
+
+def tenant_rtos(capacity_for: Mapping[str, Budget], traffic: TrafficBudget | None,
+                placements: Sequence[tuple[str, str]], fleet_capacity: Budget) -> tuple[TenantRto, ...]:
+    """Per tenant: Duplicated waits for the traffic clock; Divided for the larger of traffic and capacity.
+
+    Without a traffic clock (no dns section) every tenant waits for capacity. No tenants: the fleet as a whole,
+    on the larger of the two clocks."""
+    rows = []
+    for name, placement in placements:
+        capacity = capacity_for.get(name, fleet_capacity)
+        if traffic is None:
+            rows.append(TenantRto(name, placement, "capacity (no dns section)", capacity.total, capacity))
+        elif placement == "Duplicated":
+            rows.append(TenantRto(name, placement, "traffic", traffic.total, traffic))
+        elif capacity.total > traffic.total:
+            rows.append(TenantRto(name, placement, "max(traffic, capacity) = capacity", capacity.total, capacity))
+        else:
+            rows.append(TenantRto(name, placement, "max(traffic, capacity) = traffic", traffic.total, traffic))
+    if not rows:
+        if traffic is not None and traffic.total >= fleet_capacity.total:
+            rows.append(TenantRto("(no tenants)", "-", "max(traffic, capacity) = traffic", traffic.total, traffic))
+        else:
+            rows.append(TenantRto("(no tenants)", "-", "capacity", fleet_capacity.total, fleet_capacity))
+    return tuple(rows)
+
+
+def failover_budget(config: FleetConfig) -> FailoverReport:
+    """The stack's two clocks: capacity over its members' sync modes and tenants' tolerations, traffic from its
+    dns section, and each tenant's RTO."""
     fo = config.failover
     modes = [m.sync_mode for m in config.members]
     note = "" if modes else "no members declared: assuming the worse of Push and Pull"
+
+    def capacity(tenants: Sequence[Any]) -> Budget:
+        budget = compute_budget(
+            sync_modes=modes or SYNC_MODES,
+            status_update_frequency=fo.cluster_status_update_frequency,
+            failure_threshold=fo.cluster_failure_threshold,
+            monitor_period=fo.cluster_monitor_period,
+            monitor_grace_period=fo.cluster_monitor_grace_period,
+            resource_eviction_rate=fo.resource_eviction_rate,
+            bindings_per_cluster=fo.bindings_per_cluster,
+            toleration_seconds=[t.placement.toleration_seconds for t in tenants],
+            pod_start_seconds=fo.pod_start_seconds,
+        )
+        members = tuple(m.name for m in config.members if m.sync_mode == budget.sync_mode)
+        return replace(budget, members=members, note=note)
+
+    fleet_capacity = capacity(_capacity_clock_tenants(config))
+    traffic = None
     dns = config.dns
-    budget = compute_budget(
-        sync_modes=modes or SYNC_MODES,
-        status_update_frequency=fo.cluster_status_update_frequency,
-        failure_threshold=fo.cluster_failure_threshold,
-        monitor_period=fo.cluster_monitor_period,
-        monitor_grace_period=fo.cluster_monitor_grace_period,
-        resource_eviction_rate=fo.resource_eviction_rate,
-        bindings_per_cluster=fo.bindings_per_cluster,
-        toleration_seconds=[t.placement.toleration_seconds for t in config.tenants],
-        pod_start_seconds=fo.pod_start_seconds,
-        dns_interval_seconds=None if dns is None else dns.interval_seconds,
-        dns_ttl_seconds=None if dns is None else dns.ttl,
-        status_refresh_seconds=None if dns is None else dns.refresh_seconds,
-    )
-    members = tuple(m.name for m in config.members if m.sync_mode == budget.sync_mode)
-    return replace(budget, members=members, note=note)
+    if dns is not None:
+        d = dns.failover
+        traffic = traffic_budget(
+            probe_period=d.probe_period_seconds, probe_timeout=d.probe_timeout_seconds,
+            failure_threshold=d.failure_threshold, success_threshold=d.success_threshold,
+            hold_down=d.hold_down_seconds, ttl=dns.ttl,
+            vantage_points=config.hub.servers if config.hub is not None else VANTAGE_POINTS_DEFAULT,
+        )
+    automatic = [t for t in config.tenants if t.fails_over]
+    per_tenant = {t.name: capacity([t]) for t in automatic}
+    rows = tenant_rtos(per_tenant, traffic, [(t.name, _placement(config, t)) for t in automatic], fleet_capacity)
+    return FailoverReport(capacity=fleet_capacity, traffic=traffic, tenants=rows, rto_seconds=fo.rto_seconds,
+                          footnotes=_footnotes(config))
 
 
-def check_rto(budget: Budget, rto_seconds: float | None) -> None:
-    """Refuse a plan whose worst case exceeds the declared RTO, naming the two biggest terms and their knobs."""
+def _placement(config: FleetConfig, tenant: Any) -> str:
+    """The placement a tenant's clock is chosen by. A Duplicated tenant waits for traffic only if it already runs
+    a copy on the survivors of every member loss; with maxClusters or a region spread it may run a single copy
+    that must be rescheduled first (the what-if table's answer, from the rendered policy)."""
+    if tenant.placement.replica_scheduling != "Duplicated":
+        return str(tenant.placement.replica_scheduling)
+    from components.fleet.policy_docs import propagation_policy
+    from components.fleet.whatif import clusters_of, model_policy, tenant_report
+
+    clusters = clusters_of(config.members)
+    if not clusters:
+        return "Duplicated"
+    policy = propagation_policy(tenant, list(config.regions), list(config.members), config.failover)
+    report = tenant_report(model_policy(policy, clusters), clusters)
+    single = [r for r in report.rows if not r.scenario.startswith("lose region")]
+    if all(r.outcome in ("UNCHANGED", "TRAFFIC MOVES") for r in single):
+        return "Duplicated"
+    return "Duplicated (rescheduled)"
+
+
+def _footnotes(config: FleetConfig) -> tuple[str, ...]:
+    out: list[str] = []
+    manual = [t.name for t in config.tenants if not t.fails_over]
+    if manual:
+        out.append(f"not counted: {', '.join(manual)} (failover: manual; a member loss leaves them waiting for it)")
+    if config.karmada.descheduler_enabled:
+        d = config.karmada.descheduler
+        worst = d.unschedulable_threshold_seconds + d.interval_seconds
+        out.append(f"not a term: karmada-descheduler gives replicas stuck Pending on a full member back to the "
+                   f"scheduler after at most unschedulableThreshold + interval = {d.unschedulable_threshold_seconds} + "
+                   f"{d.interval_seconds} = {worst} s (Divided dynamic/aggregated Deployments, and only when every "
+                   "member they are short on runs an estimator); it never moves replicas back after a member "
+                   "recovers")
+    return tuple(out)
+
+
+VANTAGE_POINTS_DEFAULT = 3
+"""Region stacks do not declare the hub; its servers are 3 in every example hub stack (preflight checks the
+hub contract for the DNS values, which do not depend on it)."""
+
+
+def check_rto(report: FailoverReport, rto_seconds: float | None) -> None:
+    """Refuse a plan where a tenant's clock exceeds the declared RTO, naming the two biggest terms and knobs."""
     if rto_seconds is None:
         return
-    total = round(budget.total, 6)
+    worst = report.worst
+    total = round(worst.seconds, 6)
     if total <= rto_seconds:
         return
-    ranked = sorted(range(len(budget.terms)), key=lambda i: (-budget.terms[i].seconds, i))[:2]
-    largest = [budget.terms[i] for i in sorted(ranked)]
+    terms = worst.budget.terms
+    ranked = sorted(range(len(terms)), key=lambda i: (-terms[i].seconds, i))[:2]
+    largest = [terms[i] for i in sorted(ranked)]
     lower = list(dict.fromkeys(k for t in largest for k in t.lower))
     higher = list(dict.fromkeys(k for t in largest for k in t.higher))
     advice = " or ".join(
@@ -313,10 +523,12 @@ def check_rto(budget: Budget, rto_seconds: float | None) -> None:
             f"raise {'/'.join(higher)}" if higher else "",
         ) if part
     ) or "raise rtoSeconds"
-    terms = ", ".join(f"{t.name} {fmt_seconds(t.seconds)} s" for t in largest)
+    shown = ", ".join(f"{t.name} {fmt_seconds(t.seconds)} s" for t in largest)
+    who = f"tenant {worst.tenant} ({worst.placement}, {worst.clock} clock)" if worst.placement != "-" else (
+        f"the fleet ({worst.clock} clock)")
     raise ValueError(
-        f"failover.rtoSeconds: worst case {fmt_seconds(budget.total)} s exceeds rtoSeconds "
-        f"{fmt_seconds(rto_seconds)} s (largest terms: {terms}); {advice}"
+        f"failover.rtoSeconds: {who} takes {fmt_seconds(worst.seconds)} s, over rtoSeconds "
+        f"{fmt_seconds(rto_seconds)} s (largest terms: {shown}); {advice}"
     )
 
 
@@ -325,22 +537,73 @@ def check_rto(budget: Budget, rto_seconds: float | None) -> None:
 
 def _title(budget: Budget) -> str:
     who = f" ({', '.join(budget.members)})" if budget.members else ""
-    title = f"Failover budget, worst case: {budget.sync_mode} member{who}"
+    title = f"Capacity RTO (Karmada path), worst case: {budget.sync_mode} member{who}"
     return f"{title}; {budget.note}" if budget.note else title
 
 
-def format_budget(budget: Budget) -> str:
-    """A fixed-width table for terminals and plan logs: term, seconds, how; then the total."""
-    name_w = max(len("total"), *(len(t.name) for t in budget.terms))
-    secs = [fmt_seconds(t.seconds) for t in budget.terms]
-    total = fmt_seconds(budget.total)
-    sec_w = max(len("seconds"), len(total), *(len(s) for s in secs))
-    lines = [_title(budget), f"{'term':<{name_w}}  {'seconds':>{sec_w}}  how"]
-    lines.append(f"{'-' * name_w}  {'-' * sec_w}  ---")
-    lines += [f"{t.name:<{name_w}}  {s:>{sec_w}}  {t.how}" for t, s in zip(budget.terms, secs, strict=True)]
-    lines.append(f"{'-' * name_w}  {'-' * sec_w}")
-    lines.append(f"{'total':<{name_w}}  {total:>{sec_w}}")
-    return "\n".join(lines)
+TRAFFIC_TITLE = "Traffic RTO (health-checked DNS failover, independent of Karmada's detection)"
+AUTHORITATIVE = "authoritative answer without the dead region"
+TRAFFIC_TOTAL = "traffic RTO, client caches included"
+
+
+def _rows_table(title: str, rows: list[tuple[str, str, str]], totals: list[tuple[int, str, str]]) -> list[str]:
+    """A fixed-width table: name, seconds (right-aligned), how; `totals` are (insert before row index, name, s)."""
+    names = [r[0] for r in rows] + [t[1] for t in totals]
+    secs = [r[1] for r in rows] + [t[2] for t in totals]
+    name_w = max(len("term"), *(len(n) for n in names))
+    sec_w = max(len("seconds"), *(len(x) for x in secs))
+    lines = [title, f"{'term':<{name_w}}  {'seconds':>{sec_w}}  how", f"{'-' * name_w}  {'-' * sec_w}  ---"]
+    by_index: dict[int, list[tuple[str, str]]] = {}
+    for index, name, sec in totals:
+        by_index.setdefault(index, []).append((name, sec))
+    for i in range(len(rows) + 1):
+        for name, sec in by_index.get(i, []):
+            lines.append(f"{'-' * name_w}  {'-' * sec_w}")
+            lines.append(f"{name:<{name_w}}  {sec:>{sec_w}}")
+        if i < len(rows):
+            name, sec, how = rows[i]
+            lines.append(f"{name:<{name_w}}  {sec:>{sec_w}}  {how}")
+    return lines
+
+
+def format_clock(budget: Budget) -> str:
+    """The capacity clock as a fixed-width table: term, seconds, how; then the total."""
+    rows = [(t.name, fmt_seconds(t.seconds), t.how) for t in budget.terms]
+    return "\n".join(_rows_table(_title(budget), rows, [(len(rows), "total", fmt_seconds(budget.total))]))
+
+
+def format_traffic(traffic: TrafficBudget) -> str:
+    rows = [(t.name, fmt_seconds(t.seconds), t.how) for t in traffic.terms]
+    ttl_at = [t.name for t in traffic.terms].index(TTL_TERM)
+    totals = [(ttl_at, AUTHORITATIVE, fmt_seconds(traffic.authoritative)),
+              (len(rows), TRAFFIC_TOTAL, fmt_seconds(traffic.total))]
+    return "\n".join([*_rows_table(TRAFFIC_TITLE, rows, totals),
+                      f"restore (not an RTO term): {traffic.restore_how}"])
+
+
+def format_tenants(report: FailoverReport) -> str:
+    rto = "unset" if report.rto_seconds is None else f"{fmt_seconds(report.rto_seconds)} s"
+    rows = [(r.tenant, r.placement, r.clock, fmt_seconds(r.seconds)) for r in report.tenants]
+    heads = ("tenant", "placement", "clock", "seconds")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+    line = "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))
+    out = [f"RTO per tenant placement (failover.rtoSeconds: {rto})", line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(out)
+
+
+def format_budget(report: FailoverReport) -> str:
+    """What `hubctl budget` prints: the traffic clock, the capacity clock, then the RTO per tenant."""
+    parts = []
+    if report.traffic is not None:
+        parts.append(format_traffic(report.traffic))
+    else:
+        parts.append(f"{TRAFFIC_TITLE}: not modelled (no dns section)")
+    parts.append(format_clock(report.capacity))
+    parts.append(format_tenants(report))
+    if report.footnotes:
+        parts.append("\n".join(f"* {f}" for f in report.footnotes))
+    return "\n\n".join(parts)
 
 
 def _md_cell(text: str) -> str:
@@ -348,9 +611,25 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def budget_markdown(budget: Budget) -> str:
-    """The same table as Markdown, for a pull-request comment."""
-    lines = [f"**{_title(budget)}**", "", "| term | seconds | how |", "|---|---:|---|"]
-    lines += [f"| {t.name} | {fmt_seconds(t.seconds)} | {_md_cell(t.how)} |" for t in budget.terms]
-    lines.append(f"| **total** | **{fmt_seconds(budget.total)}** | |")
+def clock_markdown(budget: Budget | TrafficBudget, title: str) -> list[str]:
+    lines = [f"**{title}**", "", "| term | seconds | how |", "|---|---:|---|"]
+    for t in budget.terms:
+        if isinstance(budget, TrafficBudget) and t.name == TTL_TERM:
+            lines.append(f"| *{AUTHORITATIVE}* | *{fmt_seconds(budget.authoritative)}* | |")
+        lines.append(f"| {t.name} | {fmt_seconds(t.seconds)} | {_md_cell(t.how)} |")
+    name = TRAFFIC_TOTAL if isinstance(budget, TrafficBudget) else "total"
+    lines.append(f"| **{name}** | **{fmt_seconds(budget.total)}** | |")
+    return lines
+
+
+def budget_markdown(report: FailoverReport) -> str:
+    """The same tables as Markdown, for a pull-request comment."""
+    lines: list[str] = []
+    if report.traffic is not None:
+        lines += [*clock_markdown(report.traffic, TRAFFIC_TITLE), ""]
+    lines += [*clock_markdown(report.capacity, _title(report.capacity)), ""]
+    lines += ["| tenant | placement | clock | seconds |", "|---|---|---|---:|"]
+    lines += [f"| {r.tenant} | {r.placement} | {r.clock} | {fmt_seconds(r.seconds)} |" for r in report.tenants]
+    if report.footnotes:
+        lines += ["", *(f"- {_md_cell(f)}" for f in report.footnotes)]
     return "\n".join(lines)

@@ -2,6 +2,11 @@
 
 Called by `__main__.py` (so `pulumi preview/up` refuse) and by `hubctl plan` (so the offline plan
 refuses the same things). Each failure is a `ConfigError` with one line naming the key and the fix.
+
+The hub stack decides what is fleet-wide: feature gates (karmada.featureGates), the scheduler's estimators and
+the controller-manager's failover flags (karmada/features.py). It exports them as `fleetContract`
+(`hub_contract`); every region stack checks itself against it (`check_hub_contract`), and an all-in-one stack
+against its own.
 """
 
 from __future__ import annotations
@@ -11,8 +16,13 @@ from typing import Any
 
 from components import versions
 from components.config import ConfigError, FleetConfig
+from components.fleet import whatif
+from components.karmada import features
 from components.operations.budget import check_rto, failover_budget
 from components.operations.skew import skew_rows
+
+THIS_STACK = "this stack"
+"""How an all-in-one stack's messages name its own hub side."""
 
 
 def check(config: FleetConfig, stack_file: str) -> None:
@@ -25,6 +35,25 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    check_whatif(config, stack_file)
+    if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
+        check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
+
+
+def check_whatif(config: FleetConfig, stack_file: str) -> None:
+    """Refuse a placement the what-if table shows losing a workload to a placement rule: upstream #7455 (the
+    first group tried has no feasible member and no later group succeeds, so the old copy is purged), or a
+    workload that can never be placed at all."""
+    index = {t.name: i for i, t in enumerate(config.tenants)}
+    for row in whatif.fleet_whatif(config).refused():
+        where = f"{stack_file}: karmada-hub:tenants[{index[row.tenant]}].placement"
+        what = f"{row.tenant}/{row.workload}"
+        if row.outcome == "UNPLACEABLE":
+            raise ConfigError(f"{where}: {what} can never be placed ({row.note}); give its groups more members or "
+                              "shrink the workload group")
+        raise ConfigError(f"{where}: {row.scenario.split(' (')[0].replace('lose', 'losing', 1)} deletes {what} "
+                          f"({row.note}); give its groups a member that survives this loss, shrink the workload "
+                          "group, or set failover: manual")
 
 
 def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
@@ -53,16 +82,26 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
     return {
         "karmadaVersion": config.karmada.version,
         "schedulerEstimators": config.karmada.scheduler_estimators,
+        "featureGates": sorted(config.karmada.feature_gates),
+        "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
+        "failover": features.controller_manager_failover(config.failover),
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
-                                         "refreshSeconds": dns.refresh_seconds},
+                                         "refreshSeconds": dns.refresh_seconds,
+                                         "failover": dns.failover.model_dump(by_alias=True)},
     }
 
 
-def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str) -> None:
+def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str,
+                       hub_file: str | None = None) -> None:
     """A region stack against its hub's `fleetContract`: agents within the control plane's skew, estimators
-    only if the hub's scheduler asks them, and the budget's DNS terms equal to what the hub's external-dns does."""
+    exactly where the hub's scheduler and descheduler dial them, the fleet's gates and priority table, the
+    controller-manager's failover values and the budget's DNS terms equal to what the hub's binaries do."""
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
+
+    if hub_file is None and config.hub_stack is not None and config.hub_stack.plan_stack:
+        hub_file = f"stacks/Pulumi.{config.hub_stack.plan_stack}.yaml"
+    hub_where = hub_file or hub_stack
 
     hub_version = str(contract.get("karmadaVersion"))
     if hub_version not in versions.RELEASES:
@@ -73,17 +112,98 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     except ValueError as exc:
         raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}: "
                    f"{exc} (set karmada.version: {hub_version})") from None
-    wants = [m.name for m in config.members if m.scheduler_estimator]
-    if wants and not contract.get("schedulerEstimators"):
-        raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub_stack} has "
-                   "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    _check_estimators(config, contract, fail, hub_stack, hub_where)
+    _check_tenant_contract(config, contract, fail, hub_stack)
+    _check_failover(config, contract, fail, hub_stack, hub_where)
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
     if hub_dns is None:
         raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+    # A hub from before the failover controller promises no `failover` values: a region stack may then go first
+    # (it only publishes its LB address for the controller), which is the safe migration order
+    # (docs/runbooks/failover-drill.md).
+    failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
     for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
-                       ("refreshSeconds", config.dns.refresh_seconds)):
-        if hub_dns.get(key) != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_dns.get(key)}; the "
-                       f"failover budget must count the hub's value (set dns.{key}: {hub_dns.get(key)})")
+                       ("refreshSeconds", config.dns.refresh_seconds),
+                       *((f"failover.{k}", v) for k, v in failover.items())):
+        hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
+            hub_dns.get(key))
+        if hub_value != value:
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+                       f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
+
+
+def _check_tenant_contract(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:
+    """The gates and the priority table live on the hub: a region's list must equal the hub's (its estimators get
+    the same gates as the hub's scheduler), and its tenants may only name priority classes the hub created."""
+    hub_gates = sorted(contract.get("featureGates") or [])
+    if sorted(config.karmada.feature_gates) != hub_gates:
+        raise fail("karmada.featureGates", f"{sorted(config.karmada.feature_gates)} here but {hub_stack} switches on "
+                   f"{hub_gates}; a gate is on or off for the whole fleet (set karmada.featureGates: {hub_gates})")
+    classes: Mapping[str, int] = contract.get("priorityClasses") or {}
+    estimators = bool(contract.get("schedulerEstimators"))
+    for t_i, tenant in enumerate(config.tenants):
+        for key, name in (("priorityClass", tenant.priority_class),
+                          ("critical.priorityClass", tenant.critical and tenant.critical.priority_class)):
+            if name is not None and name not in classes:
+                raise fail(f"tenants[{t_i}].{key}", f"'{name}' is not in {hub_stack}'s karmada.priorityClasses "
+                           f"({', '.join(classes) or 'none'}); add it there first")
+        if tenant.critical is not None:
+            base = classes.get(tenant.priority_class or "", 0)
+            if classes[tenant.critical.priority_class] <= base:
+                raise fail(f"tenants[{t_i}].critical.priorityClass", f"'{tenant.critical.priority_class}' must be "
+                           f"higher than the tenant's own priority ({base})")
+        if tenant.placement.overcommit_protection and not estimators:
+            raise fail(f"tenants[{t_i}].placement.overcommitProtection", f"needs {hub_stack} to run "
+                       "scheduler-estimators (karmada.schedulerEstimators: true)")
+
+
+def _members_here(config: FleetConfig) -> list[tuple[int, Any]]:
+    """The members this stack joins (a region stack joins its region's only)."""
+    return [(i, m) for i, m in enumerate(config.members)
+            if config.role != "region" or m.region == config.region]
+
+
+def _check_estimators(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub: str, hub_where: str) -> None:
+    """With estimators on, the hub's scheduler and its descheduler dial `karmada-scheduler-estimator-<cluster>`
+    for every Cluster (karmada v1.18.2 pkg/scheduler/scheduler.go establishEstimatorConnections,
+    pkg/descheduler/descheduler.go, pkg/estimator/client/service.go resolveCluster; the descheduler has no
+    Pull-mode opt-out): each must exist, and none may run that nobody asks."""
+    here = _members_here(config)
+    wants = [m.name for _, m in here if m.scheduler_estimator]
+    if wants and not contract.get("schedulerEstimators"):
+        raise fail("members", f"{', '.join(wants)} set schedulerEstimator but {hub} has "
+                   "karmada.schedulerEstimators off, so its scheduler would never ask them")
+    if not contract.get("schedulerEstimators"):
+        return
+    for i, m in here:
+        if not m.scheduler_estimator:
+            raise fail(f"members[{i}].schedulerEstimator", f"{hub}'s scheduler asks every member's estimator "
+                       f"(karmada.schedulerEstimators: true in {hub_where}) and would dial "
+                       f"karmada-scheduler-estimator-{m.name}, which nothing creates: set schedulerEstimator: true "
+                       f"on {m.name}, or karmada.schedulerEstimators: false in {hub_where}")
+
+
+def _check_failover(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub: str, hub_where: str) -> None:
+    """Controller-manager flags run only in the hub: a region's value for one must be the hub's, or its budget
+    counts a rate or period no binary runs. Values the agents read too only bind regions with Push members."""
+    hub_values: Mapping[str, Any] = contract.get("failover") or {}
+    mine = features.controller_manager_failover(config.failover)
+    has_push = any(m.sync_mode == "Push" for _, m in _members_here(config))
+    for key, hub_value in hub_values.items():
+        readers, flag = features.FAILOVER_READERS[key]
+        if features.AGENT in readers and not has_push:
+            continue  # this stack's agents run with its own value
+        value = mine.get(key)
+        same = value == hub_value if isinstance(hub_value, str) else float(value) == float(hub_value)
+        if not same:
+            raise fail(f"failover.{key}", f"{_fmt(value)} here but {hub}'s karmada-controller-manager runs "
+                       f"{flag}={_fmt(hub_value)} for every member; the failover budget must count the hub's value "
+                       f"(set failover.{key}: {_fmt(hub_value)} here, or change it in {hub_where})")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -3,13 +3,14 @@
 How a request finds a live region (the full chain, with upstream evidence, is in docs/traffic-failover.md):
 
 1. each region has one Hetzner LB (TCP 80/443 -> the members' ingress NodePorts, TCP health checks);
-2. each member's ingress controller publishes *its region's LB address* as the Ingress status
-   (`ingress_status_overrides`, a Karmada OverridePolicy per member);
-3. Karmada aggregates the members' `status.loadBalancer.ingress` into the template in karmada-apiserver;
-4. external-dns runs on the hub's host cluster, reads karmada-apiserver (`--kubeconfig`) and keeps one record set
-   per hostname with every live region's LB address, with the stack's short TTL;
-5. the status refresher (refresher_docs.py) makes Karmada drop a dead member's address, which
-   Karmada alone never does.
+2. the hub's traffic failover controller (failover_docs.py, agents/traffic_failover.py) probes every region's
+   LB for every name the tenants' Ingress templates publish, from each hub server, and writes one DNSEndpoint
+   per name with the addresses of the regions a majority of vantage points see serving it;
+3. external-dns runs on the hub's host cluster with `--source=crd` alone and is the only writer of the records,
+   with the stack's TTL;
+4. each member's ingress controller publishes *its region's LB address* as the Ingress status
+   (`ingress_status_overrides`), which makes Karmada count the Ingress healthy (graceful eviction waits for
+   that); the status refresher (refresher_docs.py) keeps that status honest after a member dies.
 
 Everything here is a plain dict (or list of dicts) shaped exactly as applied: Kubernetes objects in camelCase with
 `metadata.name` set, Hetzner resources in pulumi_hcloud argument names. No Pulumi imports; secret values (the
@@ -25,20 +26,18 @@ from typing import Any
 
 from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
 from components.kube.pod_security import container_security_context
-from components.versions import EXTERNAL_DNS_ANNOTATION_PREFIX, EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
+from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
 # ------------------------------------------------------------------------------------------- constants
 
 EXTERNAL_DNS_NAMESPACE = "external-dns"
 EXTERNAL_DNS_NAME = "external-dns"
-EXTERNAL_DNS_USER = "system:karmada:external-dns"
-"""CN of the client certificate in external-dns's karmada kubeconfig; `external_dns_karmada_rbac()` binds it."""
 
 TOKEN_SECRET_NAME = "external-dns-hetzner"
 TOKEN_SECRET_KEY = "token"
-KUBECONFIG_SECRET_NAME = "external-dns-karmada-kubeconfig"
-KUBECONFIG_SECRET_KEY = "kubeconfig"
-KUBECONFIG_MOUNT_DIR = "/etc/karmada"
+
+FAILOVER_MANAGED_BY = "karmada-hub-traffic-failover"
+"""`app.kubernetes.io/managed-by` of the failover controller's DNSEndpoints; external-dns reads only those."""
 
 TXT_PREFIX = "reg-%{record_type}-"
 """Ownership TXT records live beside, not on, the managed name: a TXT on the same name as a CNAME is illegal."""
@@ -46,6 +45,8 @@ TXT_PREFIX = "reg-%{record_type}-"
 MANAGED_RECORD_TYPES = ("A", "AAAA", "CNAME")
 WEBHOOK_URL = "http://localhost:8888"
 """The Hetzner webhook's default WEBHOOK_ADDRESS (localhost only, so nothing outside the pod can call it)."""
+WEBHOOK_TIMEOUT_SECONDS = 30
+"""external-dns' webhook read and write timeouts (each); the Hetzner webhook's server allows 60 s per request."""
 EXTERNAL_DNS_METRICS_PORT = 7979
 WEBHOOK_METRICS_PORT = 8080
 
@@ -189,24 +190,29 @@ def region_record(region: str, dns: DnsConfig, lb_ipv4: str) -> dict[str, Any]:
 
 
 def external_dns_args(dns: DnsConfig) -> list[str]:
-    """external-dns v0.22 flags (pkg/apis/externaldns/types.go at v0.22.0; see docs/traffic-failover.md).
+    """external-dns v0.22 flags (pkg/apis/externaldns/types.go at v0.22.0; see docs/traffic-failover.md §4).
 
-    - `--policy=sync`: v0.22 has no default; sync is what makes a lost region's address *leave* the record.
-    - `--min-ttl`: v0.22 has no `--ttl`; `--min-ttl` is the "global TTL" written on every endpoint whose source
-      set none (endpoint.WithMinTTL), so together with `ttl_guard_policy` every record gets `dns.ttl`.
-    - `--service-type-filter=LoadBalancer`: only LB Services carry addresses in karmada-apiserver (Karmada
-      aggregates status for that type only), and it spares informers on pods/nodes/EndpointSlices there.
-    - `--events` plus `--interval`: react to status changes at once, resync on the interval."""
+    - `--source=crd` alone, `--namespace` and `--label-filter`: the only input is the failover controller's
+      DNSEndpoints in this namespace. A second source publishing the same name would win over them: the plan's
+      `PerResource` resolver keeps the resource that already owns a record (plan/conflict.go).
+    - no `--kubeconfig`: the CRD source reads the host cluster in-cluster (its Role below), not karmada.
+    - `--policy=sync`: a name whose DNSEndpoint is gone loses its record (the controller deletes a DNSEndpoint
+      only after its Ingress is gone).
+    - `--events` with `--min-event-sync-interval=5s`: a DNSEndpoint change schedules a run within
+      max(5 s literal, interval) (controller.go `ScheduleRunOnce`); `--interval` is the resync fallback.
+    - `--min-ttl`: only fills endpoints without a TTL; the controller sets `recordTTL = dns.ttl` on each."""
     if dns.txt_owner_id is None:
         raise ValueError("external-dns needs dns.txtOwnerId (the fleet's one owner of its names)")
     args = [
         "--provider=webhook",
         f"--webhook-provider-url={WEBHOOK_URL}",
-        f"--kubeconfig={KUBECONFIG_MOUNT_DIR}/{KUBECONFIG_SECRET_KEY}",
-        "--source=ingress",
-        "--source=service",
-        "--service-type-filter=LoadBalancer",
-        f"--annotation-prefix={EXTERNAL_DNS_ANNOTATION_PREFIX}",
+        # The client timeout is read + write; a transport timeout is not a soft error and ends the process.
+        # 30 s + 30 s = the webhook server's own 60 s read/write timeouts.
+        f"--webhook-provider-read-timeout={WEBHOOK_TIMEOUT_SECONDS}s",
+        f"--webhook-provider-write-timeout={WEBHOOK_TIMEOUT_SECONDS}s",
+        "--source=crd",
+        f"--namespace={EXTERNAL_DNS_NAMESPACE}",
+        f"--label-filter=app.kubernetes.io/managed-by={FAILOVER_MANAGED_BY}",
         "--policy=sync",
         "--registry=txt",
         f"--txt-owner-id={dns.txt_owner_id}",
@@ -215,6 +221,7 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
         f"--exclude-domains={REGION_RECORD_LABEL}.{dns.domain}",
         f"--interval={dns.interval_seconds}s",
         "--events",
+        f"--min-event-sync-interval={MIN_EVENT_SYNC_SECONDS}s",
         f"--min-ttl={dns.ttl}s",
         f"--metrics-address=:{EXTERNAL_DNS_METRICS_PORT}",
         "--log-format=json",
@@ -223,14 +230,23 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
     return args
 
 
+MIN_EVENT_SYNC_SECONDS = 5
+"""Upstream's default; a lower value does not help (the 5 s in ScheduleRunOnce is a literal). The failover
+budget counts it (operations/budget.py `EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS`, tied by a test)."""
+SA_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where client-go's in-cluster config reads the token and CA (rest.InClusterConfig)."""
+
+
 _RESTRICTED = {**container_security_context(), "privileged": False}
 
 
-def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: str) -> list[dict[str, Any]]:
-    """Namespace, ServiceAccount and Deployment for external-dns + the Hetzner webhook on the hub's host cluster.
+def external_dns_objects(dns: DnsConfig, token_secret: str) -> list[dict[str, Any]]:
+    """Namespace, ServiceAccount, Role/RoleBinding and Deployment for external-dns + the Hetzner webhook on the
+    hub's host cluster.
 
-    external-dns reads karmada-apiserver through the mounted kubeconfig, never the host API, so the pod gets no
-    host token at all. One replica with `Recreate`: v0.22 has no leader election (no such flag or code), two
+    external-dns reads the DNSEndpoints of its own namespace in-cluster: a projected ServiceAccount token is
+    mounted into the external-dns container alone (the webhook sidecar, which holds the Hetzner token, gets no
+    Kubernetes credentials). One replica with `Recreate`: v0.22 has no leader election (no such flag or code), two
     instances with one owner id would race each other's TXT registry, and a restart only delays DNS changes by a
     few seconds — the records already served stay up. The webhook is a native sidecar (restartable init
     container) so it is listening before external-dns negotiates with it."""
@@ -247,7 +263,7 @@ def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: s
                            "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 6},
         "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
         "securityContext": dict(_RESTRICTED),
-        "volumeMounts": [{"name": "karmada-kubeconfig", "mountPath": KUBECONFIG_MOUNT_DIR, "readOnly": True}],
+        "volumeMounts": [{"name": "host-token", "mountPath": SA_TOKEN_DIR, "readOnly": True}],
     }
     webhook = {
         "name": "hetzner-webhook",
@@ -261,8 +277,12 @@ def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: s
             {"name": "METRICS_ADDRESS", "value": f":{WEBHOOK_METRICS_PORT}"},
         ],
         "ports": [{"name": "http-webhook", "containerPort": WEBHOOK_METRICS_PORT, "protocol": "TCP"}],
-        "startupProbe": {"tcpSocket": {"port": "http-webhook"}, "periodSeconds": 2, "failureThreshold": 30},
-        "livenessProbe": {"tcpSocket": {"port": "http-webhook"}, "periodSeconds": 10, "failureThreshold": 3},
+        # Its metrics server answers /ready and /healthz with 200 only once the provider listener is bound
+        # (503 before and after SIGTERM); the port alone is open before the webhook can serve.
+        "startupProbe": {"httpGet": {"path": "/ready", "port": "http-webhook"}, "periodSeconds": 2,
+                         "failureThreshold": 30},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http-webhook"}, "periodSeconds": 10,
+                          "failureThreshold": 3},
         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
         "securityContext": dict(_RESTRICTED),
     }
@@ -284,9 +304,12 @@ def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: s
                                         "seccompProfile": {"type": "RuntimeDefault"}},
                     "initContainers": [webhook],
                     "containers": [external_dns],
-                    "volumes": [{"name": "karmada-kubeconfig",
-                                 "secret": {"secretName": kubeconfig_secret, "defaultMode": 0o440,
-                                            "items": [{"key": KUBECONFIG_SECRET_KEY, "path": KUBECONFIG_SECRET_KEY}]}}],
+                    "volumes": [{"name": "host-token", "projected": {"defaultMode": 0o440, "sources": [
+                        {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
+                        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                        {"downwardAPI": {"items": [{"path": "namespace",
+                                                    "fieldRef": {"fieldPath": "metadata.namespace"}}]}},
+                    ]}}],
                     "terminationGracePeriodSeconds": 30,
                 },
             },
@@ -296,7 +319,30 @@ def external_dns_objects(dns: DnsConfig, kubeconfig_secret: str, token_secret: s
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(EXTERNAL_DNS_NAMESPACE)},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
          "automountServiceAccountToken": False},
+        *external_dns_host_rbac(),
         deployment,
+    ]
+
+
+EXTERNAL_DNS_HOST_RULES: tuple[dict[str, Any], ...] = (
+    {"apiGroups": ["externaldns.k8s.io"], "resources": ["dnsendpoints"], "verbs": ["list", "watch"]},
+    {"apiGroups": ["externaldns.k8s.io"], "resources": ["dnsendpoints/status"], "verbs": ["update"]},
+)
+"""What the CRD source does in v0.22.0 (source/crd.go): a controller-runtime cache scoped to `--namespace`
+(list + watch), and `Status().Update` of `observedGeneration`. The chart also grants `get`
+(charts/external-dns/templates/clusterrole.yaml); reads come from the cache, so it is left out. A Role, not a
+ClusterRole: the cache is built for one namespace (`buildCacheOptions`)."""
+
+
+def external_dns_host_rbac() -> list[dict[str, Any]]:
+    name = EXTERNAL_DNS_NAME
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(name, EXTERNAL_DNS_NAMESPACE),
+         "rules": [dict(r) for r in EXTERNAL_DNS_HOST_RULES]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": _meta(name, EXTERNAL_DNS_NAMESPACE),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": EXTERNAL_DNS_NAMESPACE}]},
     ]
 
 
@@ -315,80 +361,6 @@ def _secret(name: str, key: str, value: str) -> dict[str, Any]:
 def external_dns_token_secret(token: str, name: str = TOKEN_SECRET_NAME) -> dict[str, Any]:
     """The Hetzner Cloud API token for the webhook; the lead wraps it in an Output.secret."""
     return _secret(name, TOKEN_SECRET_KEY, token)
-
-
-def external_dns_kubeconfig_secret(kubeconfig: str, name: str = KUBECONFIG_SECRET_NAME) -> dict[str, Any]:
-    """The karmada-apiserver kubeconfig (client cert CN = EXTERNAL_DNS_USER) that external-dns mounts."""
-    return _secret(name, KUBECONFIG_SECRET_KEY, kubeconfig)
-
-
-def external_dns_karmada_rbac() -> list[dict[str, Any]]:
-    """Read-only access in karmada-apiserver for exactly what the enabled sources watch.
-
-    The ingress source lists/watches networking.k8s.io Ingresses; the service source with
-    `--service-type-filter=LoadBalancer` only builds the Service informer (no pods, nodes or EndpointSlices:
-    source/service.go gates those on ClusterIP/NodePort being processed)."""
-    name = "karmada-hub:external-dns"
-    verbs = ["get", "list", "watch"]
-    return [
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": _meta(name),
-            "rules": [
-                {"apiGroups": [""], "resources": ["services"], "verbs": verbs},
-                {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": verbs},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": _meta(name),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": EXTERNAL_DNS_USER}],
-        },
-    ]
-
-
-def ttl_guard_policy(dns: DnsConfig) -> list[dict[str, Any]]:
-    """ValidatingAdmissionPolicy + binding for karmada-apiserver: a `ttl` annotation must equal `dns.ttl`.
-
-    `--min-ttl` only fills in records whose source set no TTL; a tenant's `external-dns.kubernetes.io/ttl: 3600`
-    would otherwise pin clients to a dead region for an hour. Rejecting it at admission keeps the one TTL the
-    failover budget assumes."""
-    key = f"{EXTERNAL_DNS_ANNOTATION_PREFIX}ttl"
-    name = "karmada-hub-external-dns-ttl"
-    expression = (
-        f"!has(object.metadata.annotations) || !('{key}' in object.metadata.annotations) || "
-        f"object.metadata.annotations['{key}'] == '{dns.ttl}'"
-    )
-    return [
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicy",
-            "metadata": _meta(name),
-            "spec": {
-                "failurePolicy": "Fail",
-                "matchConstraints": {"resourceRules": [
-                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                     "resources": ["services"]},
-                    {"apiGroups": ["networking.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                     "resources": ["ingresses"]},
-                ]},
-                "validations": [{
-                    "expression": expression,
-                    "message": f"{key} must be absent or '{dns.ttl}' (the fleet's DNS TTL, stack key dns.ttl)",
-                    "reason": "Invalid",
-                }],
-            },
-        },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": _meta(name),
-            "spec": {"policyName": name, "validationActions": ["Deny"]},
-        },
-    ]
 
 
 # --------------------------------------------------------------------------------- ingress status override

@@ -4,8 +4,9 @@ Per region with members: a load balancer in the region's location (and network z
 the members' ingress NodePorts, health-checked with the stack's interval/timeout/retries, reaching the
 nodes over the region's private network when the stack names it (`regions.<r>.networkId`). In the
 karmada-apiserver, an OverridePolicy makes each member's ingress controller publish its region's LB
-address, which external-dns (components/traffic/dns.py, on the hub) turns into the fleet's records. See
-docs/traffic-failover.md for the chain, its weak link, and how the status refresher closes it.
+address (Karmada then counts the Ingress healthy). On the hub's host cluster, a ConfigMap publishes the region's LB
+address to the traffic failover controller (components/traffic/dns.py), which probes it and writes the fleet's
+records through external-dns. See docs/traffic-failover.md for the chain.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pulumi_hcloud as hcloud
 from components.config import FleetConfig
 from components.kube.objects import apply_rendered
 from components.traffic import docs
+from components.traffic import failover_docs as failover
 
 
 class RegionalTraffic(pulumi.ComponentResource):
@@ -23,7 +25,8 @@ class RegionalTraffic(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: FleetConfig, regions: list[str],
                  karmada_provider: pulumi.ProviderResource | None, after: list[pulumi.Resource],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+                 opts: pulumi.ResourceOptions | None = None, *, host_provider: pulumi.ProviderResource | None = None,
+                 host_after: list[pulumi.Resource] | None = None) -> None:
         super().__init__("karmada-hub:index:RegionalTraffic", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.lb_ipv4 = {}
@@ -65,6 +68,14 @@ class RegionalTraffic(pulumi.ComponentResource):
                     lambda ip, names=names, region_name=region_name: docs.ingress_status_overrides(
                         docs.INGRESS_NAMESPACE, docs.INGRESS_CONTROLLER, dict.fromkeys(names, ip), region=region_name),
                     [lb.ipv4], pulumi.ResourceOptions(parent=self, provider=karmada_provider, depends_on=after),
+                    placeholder="192.0.2.1")
+            if config.dns is not None and host_provider is not None:
+                names = sorted(m.name for m in members)
+                apply_rendered(
+                    "host", lambda ip, names=names, region_name=region_name: failover.region_configmap(
+                        region_name, ip, names),
+                    [lb.ipv4], pulumi.ResourceOptions(parent=self, provider=host_provider,
+                                                      depends_on=list(host_after or [])),
                     placeholder="192.0.2.1")
             if config.dns is not None:
                 record = docs.region_record(region_name, config.dns, "192.0.2.1")

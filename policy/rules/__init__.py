@@ -12,7 +12,8 @@ Two value conventions are shared by both callers:
   `pulumi up`, when the value is known.
 
 Split by concern: `props` (the conventions and helpers over wire inputs), `resources` (rules on one
-resource), `stacks` (rules on a whole stack), `registry` (names and descriptions), `crossguard` (the adapter).
+resource), `stacks` (rules on a whole stack), `placement` (tenant policies against the stack's clusters), `registry`
+(names and descriptions), `crossguard` (the adapter).
 Imports between them are relative, so the package loads both as `policy.rules` (tests, hubctl) and as the
 top-level `rules` the engine imports from the pack directory. Only the standard library is needed;
 pulumi_policy is imported lazily by the adapter, so the offline check runs without it.
@@ -25,6 +26,12 @@ from .crossguard import (
     install_secret_redaction,
     plain,
     redact_wire_secrets,
+)
+from .placement import (
+    affinity_groups_resolvable,
+    cluster_matches,
+    overflow_groups_exist,
+    stateful_failover,
 )
 from .props import (
     _SECRET_SIG,
@@ -86,6 +93,8 @@ __all__ = [
     "StackFinding",
     "StackResource",
     "StackRule",
+    "affinity_groups_resolvable",
+    "cluster_matches",
     "control_plane_pdbs",
     "control_plane_replicas",
     "crossguard_policies",
@@ -102,8 +111,10 @@ __all__ = [
     "is_unknown",
     "k8s_kind",
     "no_plaintext_secrets",
+    "overflow_groups_exist",
     "parse_ttl",
     "plain",
     "redact_wire_secrets",
     "selector_matches",
+    "stateful_failover",
 ]

@@ -25,6 +25,7 @@ CONTROL_PLANE = (
     "karmada-scheduler",
     "karmada-controller-manager",
     "karmada-webhook",
+    "karmada-descheduler",
 )
 """Deployments whose loss stops the fleet: each must survive one node loss and one voluntary eviction."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .placement import affinity_groups_resolvable, overflow_groups_exist, stateful_failover
 from .props import MAX_DNS_TTL, Props, StackResource
 from .resources import (
     control_plane_replicas,
@@ -41,6 +42,8 @@ RESOURCE_RULES: tuple[ResourceRule, ...] = (
     ResourceRule("images-pinned", "No container image uses the tag latest or no tag.", images_pinned),
     ResourceRule("no-plaintext-secrets", "Private keys, tokens and Secret data are secret inputs, never plain.",
                  no_plaintext_secrets),
+    ResourceRule("stateful-failover-needs-state", "A stateful tenant never fails over automatically without a state "
+                 "story (statePreservation, purge mode Directly, a restore source).", stateful_failover),
 )
 
 STACK_RULES: tuple[StackRule, ...] = (
@@ -48,4 +51,8 @@ STACK_RULES: tuple[StackRule, ...] = (
               control_plane_pdbs),
     StackRule("failover-enabled", "Cluster failover is really on: Failover gate, NoExecute eviction, webhook "
               "permission and a NoExecute ClusterTaintPolicy.", failover_enabled),
+    StackRule("overflow-groups-exist", "Every overflowAffinities group selects at least one member cluster.",
+              overflow_groups_exist),
+    StackRule("affinity-groups-resolvable", "Every cluster affinity group selects a member, and every declared "
+              "workload group fits the members it can reach.", affinity_groups_resolvable),
 )

@@ -10,6 +10,7 @@ from components.karmada.flags.common import (
     CLUSTER_NAMESPACE,
     FailoverSettings,
     LeaderElection,
+    check_gates,
     feature_gates_flag,
 )
 
@@ -32,6 +33,7 @@ def agent_args(
         raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
     if not api_endpoint.startswith("https://"):
         raise ValueError(f"api_endpoint must be an https:// URL (got {api_endpoint!r})")
+    check_gates("karmada-agent", feature_gates or {})
     args = [
         f"--karmada-kubeconfig={AGENT_KUBECONFIG_PATH}",
         f"--cluster-name={cluster_name}",

@@ -10,6 +10,7 @@ from components.karmada.flags.common import (
     APISERVER_PORT,
     AUDIT_LOG_PATH,
     AUDIT_POLICY_PATH,
+    AUTHENTICATION_CONFIG_PATH,
     CLUSTER_DOMAIN,
     ENCRYPTION_CONFIG_PATH,
     KUBECONFIG_PATH,
@@ -45,8 +46,10 @@ def karmada_apiserver_args(
 ) -> list[str]:
     """kube-apiserver v1.35 acting as karmada-apiserver (ref §2.3, hardened).
 
-    Differences from upstream and why: anonymous auth and profiling off (nothing unauthenticated
-    reaches the hub; probes must therefore be tcpSocket or authenticated), a rotated file audit log,
+    Differences from upstream and why: anonymous access only on the health paths (an AuthenticationConfiguration
+    at `--authentication-config` whose anonymous conditions list exactly HEALTH_PATHS, so kubelet's httpGet
+    probes work and nothing else is reachable without a credential; `--anonymous-auth` must then be absent, the
+    two are mutually exclusive), profiling off, a rotated file audit log,
     secrets encrypted at rest, a separate SA key pair instead of reusing the TLS key, and NodeRestriction
     like the operator. `--etcd-servers` defaults to the `etcd-client` Service, as upstream.
     """
@@ -58,7 +61,7 @@ def karmada_apiserver_args(
         f"--tls-private-key-file={PATHS['apiserver.key']}",
         "--tls-min-version=VersionTLS13",
         f"--client-ca-file={PATHS['ca.crt']}",
-        "--anonymous-auth=false",
+        f"--authentication-config={AUTHENTICATION_CONFIG_PATH}",
         "--profiling=false",
         "--authorization-mode=Node,RBAC",
         "--enable-admission-plugins=NodeRestriction",

@@ -4,7 +4,7 @@ binaries, leader election, failover timing, feature-gate sets and the in-cluster
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, Protocol
@@ -21,6 +21,8 @@ APISERVER_SERVICE = "karmada-apiserver"
 APISERVER_PORT = 5443
 AGGREGATED_APISERVER_PORT = 443
 WEBHOOK_PORT = 8443
+WEBHOOK_HEALTH_PATH = "/readyz/"
+"""karmada-webhook's only health endpoint, on WEBHOOK_PORT (cmd/webhook/app/webhook.go `Run` mounts it)."""
 ESTIMATOR_PORT = 10352
 KCM_PORT = 10257
 CLUSTER_NAMESPACE = "karmada-cluster"
@@ -37,6 +39,11 @@ AGENT_KUBECONFIG_PATH = "/etc/kubeconfig/karmada-kubeconfig"
 AUDIT_POLICY_PATH = "/etc/karmada/audit/policy.yaml"
 AUDIT_LOG_PATH = "/var/log/karmada/audit.log"
 ENCRYPTION_CONFIG_PATH = "/etc/karmada/encryption/encryption-config.yaml"
+AUTHENTICATION_CONFIG_PATH = "/etc/karmada/authn/authentication-config.yaml"
+"""karmada-apiserver `--authentication-config`: an AuthenticationConfiguration whose only content is anonymous
+access limited to HEALTH_PATHS (what kubelet's unauthenticated probes call)."""
+HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
+"""The kube-apiserver health endpoints anonymous requests may reach; every other path needs a credential."""
 ETCD_DATA_DIR = "/var/lib/etcd"
 ETCD_CONFIG_DIR = "/run/etcd"
 """emptyDir shared by an etcd pod's `prepare` init container (writes) and etcd (reads `--config-file`)."""
@@ -57,6 +64,7 @@ _PKI_FILES = (
     "webhook.crt", "webhook.key",
     "scheduler-estimator.crt", "scheduler-estimator.key",
     "scheduler-estimator-client.crt", "scheduler-estimator-client.key",
+    "descheduler-estimator-client.crt", "descheduler-estimator-client.key",
     "sa.pub", "sa.key",
 )
 
@@ -69,6 +77,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
         "audit-policy": AUDIT_POLICY_PATH,
         "audit-log": AUDIT_LOG_PATH,
         "encryption-config": ENCRYPTION_CONFIG_PATH,
+        "authentication-config": AUTHENTICATION_CONFIG_PATH,
         "etcd-data": ETCD_DATA_DIR,
         "etcd-config": ETCD_CONFIG_FILE,
         "capi-kubeconfig": CAPI_KUBECONFIG_PATH,
@@ -88,6 +97,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "karmada-webhook": ("/bin/karmada-webhook",),
         "karmada-agent": ("/bin/karmada-agent",),
         "karmada-scheduler-estimator": ("/bin/karmada-scheduler-estimator",),
+        "karmada-descheduler": ("/bin/karmada-descheduler",),
     }
 )
 """Container `command` per component (the binary; args never repeat it)."""
@@ -103,6 +113,7 @@ BINARY: Mapping[str, str] = MappingProxyType(
         "karmada-webhook": "karmada-webhook",
         "karmada-agent": "karmada-agent",
         "karmada-scheduler-estimator": "karmada-scheduler-estimator",
+        "karmada-descheduler": "karmada-descheduler",
     }
 )
 """Component -> the binary whose flag set (KNOWN_FLAGS) applies; karmada-apiserver is a kube-apiserver."""
@@ -153,11 +164,14 @@ LEADER_ELECTION: Mapping[str, Lease | None] = MappingProxyType(
         "karmada-webhook": None,  # stateless; every replica serves
         "karmada-scheduler-estimator": None,
         "karmada-agent": Lease("karmada-agent-<cluster>"),
+        "karmada-descheduler": Lease("karmada-descheduler"),  # name fixed upstream (no flag)
     }
 )
 """For the plan table: which components leader-elect and on which lease (ref §2.1). kube-controller-
-manager's lease is moved to karmada-system by `--leader-elect-resource-namespace`; its user then needs
-lease RBAC there (the built-in role only covers kube-system)."""
+manager's lease is moved to karmada-system by `--leader-elect-resource-namespace`. The bootstrap ClusterRole
+`system:kube-controller-manager` grants `create` on leases and `get`/`update` on the lease named
+`kube-controller-manager` in every namespace (kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+policy.go, read in stored versions, not at v1.35.2); KarmadaBootstrap keeps an explicit Role for it anyway."""
 
 
 class FailoverLike(Protocol):
@@ -239,6 +253,66 @@ def feature_gates_flag(gates: Mapping[str, bool]) -> list[str]:
 
 FAILOVER_GATES: Mapping[str, bool] = MappingProxyType({"Failover": True, "GracefulEviction": True})
 QUOTA_GATES: Mapping[str, bool] = MappingProxyType({"FederatedQuotaEnforcement": True})
+
+KARMADA_GATES = frozenset({
+    "Failover", "GracefulEviction", "PropagateDeps", "CustomizedClusterResourceModeling", "PropagationPolicyPreemption",
+    "MultiClusterService", "ResourceQuotaEstimate", "StatefulFailoverInjection", "PriorityBasedScheduling",
+    "FederatedQuotaEnforcement", "LoggingAlphaOptions", "LoggingBetaOptions", "ContextualLogging",
+    "MultiplePodTemplatesScheduling", "ControllerPriorityQueue", "WorkloadAffinity", "SchedulingOvercommitProtection",
+})
+"""Every gate `features.FeatureGate` knows at Karmada v1.18.2 (`pkg/features/features.go`, DefaultFeatureGates).
+
+Each Karmada binary registers this one gate set, so any of these names parses on any of them; any other name
+(a typo, or `PriorityBasedPreemptiveScheduling`, which the API docs mention but no tag defines) makes the binary
+exit with "unrecognized feature gate" (k8s.io/component-base featuregate `Set`). The descheduler registers no
+`--feature-gates` flag at all."""
+
+GATE_READERS: Mapping[str, frozenset[str]] = MappingProxyType({
+    # cmd/controller-manager/app/controllermanager.go:297,828 (taint manager, cluster-taint-policy controller)
+    "Failover": frozenset({"karmada-controller-manager"}),
+    # pkg/controllers/applicationfailover/common.go:166 (the graceful-eviction controller itself is ungated)
+    "GracefulEviction": frozenset({"karmada-controller-manager"}),
+    # cmd/controller-manager/app/controllermanager.go:641, pkg/webhook/resourcebinding/validating.go:121
+    "FederatedQuotaEnforcement": frozenset({"karmada-controller-manager", "karmada-webhook"}),
+    # pkg/detector/detector.go:851 (groups copied into the binding); pkg/scheduler/framework/plugins/registry.go:44
+    "WorkloadAffinity": frozenset({"karmada-controller-manager", "karmada-scheduler"}),
+    # pkg/scheduler/scheduler.go:331,709 + core/util.go:83; pkg/estimator/server/estimate.go:51,98
+    "SchedulingOvercommitProtection": frozenset({"karmada-scheduler", "karmada-scheduler-estimator"}),
+    # pkg/detector/detector.go:865 (PriorityClass -> binding); pkg/scheduler/scheduler.go:253 (priority queue)
+    "PriorityBasedScheduling": frozenset({"karmada-controller-manager", "karmada-scheduler"}),
+    # pkg/detector/preemption.go:54, detector.go:1024,1112
+    "PropagationPolicyPreemption": frozenset({"karmada-controller-manager"}),
+    # pkg/controllers/cluster/taint_manager.go:284,350, binding/common.go:128, applicationfailover/common.go:145
+    "StatefulFailoverInjection": frozenset({"karmada-controller-manager"}),
+    # pkg/detector/detector.go:1528 + util/helper/binding.go:457; estimator/server/.../resourcequota.go:78
+    "ResourceQuotaEstimate": frozenset({"karmada-controller-manager", "karmada-scheduler-estimator"}),
+})
+"""Gate -> the binaries whose code reads it at v1.18.2 (call sites of `features.FeatureGate.Enabled`, non-test,
+mapped to the `cmd/<binary>` that links and runs them). A gate set anywhere else is parsed and ignored; this
+program renders each one exactly on its readers, so a half-set gate (e.g. WorkloadAffinity only on the
+scheduler: bindings carry no groups) cannot happen."""
+
+TENANT_GATES = ("WorkloadAffinity", "SchedulingOvercommitProtection", "ResourceQuotaEstimate",
+                "PriorityBasedScheduling", "PropagationPolicyPreemption", "StatefulFailoverInjection",
+                "FederatedQuotaEnforcement")
+"""The gates a fleet switches on for its tenants' placement features (`karmada.featureGates`)."""
+
+
+def gates_for(binary: str, fleet_gates: Iterable[str]) -> dict[str, bool]:
+    """The subset of the fleet's tenant gates that `binary` reads, all true."""
+    return {g: True for g in sorted(fleet_gates) if binary in GATE_READERS.get(g, frozenset())}
+
+
+def check_gates(binary: str, gates: Mapping[str, bool]) -> None:
+    """Refuse a gate the pinned binary would exit on, or a tenant gate rendered where upstream never reads it."""
+    for name in gates:
+        if name not in KARMADA_GATES:
+            raise ValueError(f"{binary}: '{name}' is not a feature gate of Karmada v1.18.2; the binary would exit "
+                             "with 'unrecognized feature gate'")
+        readers = GATE_READERS.get(name)
+        if readers is not None and binary not in readers:
+            raise ValueError(f"{binary}: feature gate {name} is read only by {', '.join(sorted(readers))}; "
+                             "rendering it here would do nothing")
 
 
 def _fqdn(host: str, namespace: str, cluster_domain: str) -> str:

@@ -11,6 +11,7 @@ from components.karmada.flags.common import (
     FailoverSettings,
     LeaderElection,
     _num,
+    check_gates,
     feature_gates_flag,
     merge_gates,
 )
@@ -49,6 +50,7 @@ def controller_manager_args(
         raise ValueError("feature gate Failover=true needs enable_failover=True (it also sets the eviction flags)")
     if not quota_enforcement and gates.get("FederatedQuotaEnforcement"):
         raise ValueError("FederatedQuotaEnforcement=true needs quota_enforcement=True (webhook must get it too)")
+    check_gates("karmada-controller-manager", gates)
     f = failover
     args = [
         f"--kubeconfig={KUBECONFIG_PATH}",

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from components.karmada.flags.common import ESTIMATOR_PORT, MEMBER_KUBECONFIG_PATH, PATHS, feature_gates_flag
+from components.karmada.flags.common import (
+    ESTIMATOR_PORT,
+    MEMBER_KUBECONFIG_PATH,
+    PATHS,
+    check_gates,
+    feature_gates_flag,
+)
 
 
 def scheduler_estimator_args(
@@ -19,6 +25,7 @@ def scheduler_estimator_args(
     The gRPC port requires client certs from the Karmada CA, so only the scheduler can ask it."""
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?", cluster_name):
         raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
+    check_gates("karmada-scheduler-estimator", feature_gates or {})
     return [
         f"--kubeconfig={MEMBER_KUBECONFIG_PATH}",
         f"--cluster-name={cluster_name}",

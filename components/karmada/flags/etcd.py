@@ -99,7 +99,6 @@ def etcd_args(
     *,
     namespace: str = NAMESPACE,
     cluster_domain: str = CLUSTER_DOMAIN,
-    snapshot_count: int = 10000,
     quota_backend_bytes: int | None = None,
     log_level: Literal["debug", "info", "warn", "error"] = "info",
 ) -> list[str]:
@@ -108,7 +107,8 @@ def etcd_args(
     Upstream runs peers over plain http; here both listeners require a cert from the etcd CA, so a
     pod on the host network cannot join or read the cluster. Advertise URLs use the per-pod FQDN via
     `$(POD_NAME)` so they match the peer/server cert SANs and survive pod IP changes. Only flags
-    that etcd 3.4, 3.5 and 3.6 all accept are used (see KNOWN_FLAGS["etcd"]).
+    that etcd 3.4, 3.5 and 3.6 all accept are used (see KNOWN_FLAGS["etcd"]). No `--snapshot-count`: it is
+    deprecated in 3.6 (decommissioned in 3.7) and 3.6's default (10000) is what was rendered.
     """
     if replicas < 1:
         raise ValueError(f"etcd replicas must be >= 1 (got {replicas})")
@@ -138,7 +138,6 @@ def etcd_args(
         f"--peer-cert-file={PATHS['etcd/peer.crt']}",
         f"--peer-key-file={PATHS['etcd/peer.key']}",
         f"--listen-metrics-urls=http://0.0.0.0:{ETCD_METRICS_PORT}",
-        f"--snapshot-count={snapshot_count}",
         f"--cipher-suites={','.join(ETCD_CIPHER_SUITES)}",
         "--logger=zap",
         f"--log-level={log_level}",

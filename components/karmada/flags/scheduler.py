@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.karmada.flags.common import ESTIMATOR_PORT, KUBECONFIG_PATH, PATHS, LeaderElection, feature_gates_flag
+from components.karmada.flags.common import (
+    ESTIMATOR_PORT,
+    KUBECONFIG_PATH,
+    PATHS,
+    LeaderElection,
+    check_gates,
+    feature_gates_flag,
+)
 
 
 def scheduler_args(
@@ -36,6 +43,7 @@ def scheduler_args(
         ]
     elif (feature_gates or {}).get("SchedulingOvercommitProtection"):
         raise ValueError("SchedulingOvercommitProtection needs the scheduler estimator (enable_estimator=True)")
+    check_gates("karmada-scheduler", feature_gates or {})
     args += feature_gates_flag(feature_gates or {})
     args.append(f"--v={verbosity}")
     return args

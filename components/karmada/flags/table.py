@@ -200,6 +200,18 @@ KNOWN_FLAGS: Mapping[str, frozenset[str]] = MappingProxyType(
                 "kube-api-burst", "parallelism", "metrics-bind-address", "health-probe-bind-address",
             }
         ),
+        # cmd/descheduler/app/options/options.go AddFlags + profileflag + klog/logsv1 (cmd/descheduler/app):
+        # no --feature-gates, no --leader-elect-resource-name, no rate-limiter or TLS-serving flags.
+        "karmada-descheduler": frozenset(
+            _KLOG | _LEADER | _PROFILE | {
+                "kubeconfig", "master", "kube-api-qps", "kube-api-burst", "scheduler-estimator-timeout",
+                "scheduler-estimator-port", "scheduler-estimator-cert-file", "scheduler-estimator-key-file",
+                "scheduler-estimator-ca-file", "insecure-skip-estimator-verify",
+                "scheduler-estimator-service-namespace", "scheduler-estimator-service-prefix",
+                "descheduling-interval", "unschedulable-threshold",
+                "metrics-bind-address", "health-probe-bind-address",
+            }
+        ),
     }
 )
 

@@ -9,6 +9,7 @@ from components.karmada.flags.common import (
     PKI_DIR,
     QUOTA_GATES,
     WEBHOOK_PORT,
+    check_gates,
     feature_gates_flag,
     merge_gates,
 )
@@ -26,6 +27,7 @@ def webhook_args(
     gates = merge_gates(QUOTA_GATES if quota_enforcement else {}, feature_gates or {})
     if not quota_enforcement and gates.get("FederatedQuotaEnforcement"):
         raise ValueError("FederatedQuotaEnforcement=true needs quota_enforcement=True")
+    check_gates("karmada-webhook", gates)
     args = [
         f"--kubeconfig={KUBECONFIG_PATH}",
         "--bind-address=0.0.0.0",
@@ -35,7 +37,9 @@ def webhook_args(
         "--tls-private-key-file-name=webhook.key",
         "--tls-min-version=1.3",
         "--metrics-bind-address=$(POD_IP):8080",
-        "--health-probe-bind-address=$(POD_IP):8000",
+        # No health listener: cmd/webhook adds no healthz/readyz check, so controller-runtime would open the
+        # port and answer 404 on every path. The one health endpoint is `/readyz/` on the secure port.
+        "--health-probe-bind-address=0",
     ]
     if allow_no_execute_taint_policy:
         args.append("--allow-no-execute-taint-policy=true")

@@ -1,0 +1,320 @@
+"""The rendered plans of one fleet as the API servers will hold them, for the contract checks.
+
+A fleet is every plan that writes to the same API servers: dev alone, or prod-hub with its region stacks (each
+planned against prod-hub's outputs). Objects are grouped by API server (`host`, `karmada`, `member-<c>`), pods
+are read from every workload's template, and each container knows its contract (`all_contracts()`) and how to
+answer a contract's questions (`ContainerView`: flag values, env, the text of a mounted file, the fleet's
+Clusters). `mutated()` returns a deep copy with one edit, which is how every check shows it can fail.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import ipaddress
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.karmada import contract as karmada_contract
+from components.kube.contract import Contract
+from components.operations.contract import all_contracts
+from hubctl.mocks import _numeric_id, unwrap
+from hubctl.plan import Plan, k8s_target
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "CronJob", "Job")
+
+
+@dataclass
+class Obj:
+    stack: str
+    api: str
+    body: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.body["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.body["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str | None:
+        ns = self.body["metadata"].get("namespace")
+        return None if ns is None else str(ns)
+
+
+@dataclass
+class Pod:
+    owner: Obj
+    spec: dict[str, Any]
+    labels: dict[str, str]
+
+    @property
+    def api(self) -> str:
+        return self.owner.api
+
+    @property
+    def namespace(self) -> str:
+        return self.owner.namespace or "default"
+
+    def containers(self) -> list[tuple[dict[str, Any], bool]]:
+        return [(c, True) for c in self.spec.get("initContainers") or []] + [
+            (c, False) for c in self.spec.get("containers") or []]
+
+
+def pod_template(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    spec = obj.get("spec") or {}
+    if obj["kind"] == "CronJob":
+        return spec["jobTemplate"]["spec"]["template"]
+    if obj["kind"] in WORKLOAD_KINDS:
+        return spec["template"]
+    return None
+
+
+def split_args(args: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """`--name=value` flags (last wins, bare `--x` is "true") and the positional arguments."""
+    flags: dict[str, str] = {}
+    positional: list[str] = []
+    for arg in args:
+        if arg.startswith("--"):
+            name, _, value = arg[2:].partition("=")
+            flags[name] = value if "=" in arg else "true"
+        else:
+            positional.append(arg)
+    return flags, positional
+
+
+def secret_text(obj: Mapping[str, Any], key: str) -> str | None:
+    """A Secret's or ConfigMap's value for `key`, decoded (stringData/data as plain text, Secret data base64)."""
+    if key in (obj.get("stringData") or {}):
+        return str(obj["stringData"][key])
+    data = obj.get("data") or {}
+    if key not in data:
+        return None
+    value = str(data[key])
+    if obj["kind"] == "Secret":
+        try:
+            return base64.b64decode(value).decode()
+        except (ValueError, UnicodeDecodeError):
+            return value
+    return value
+
+
+def secret_keys(obj: Mapping[str, Any]) -> set[str]:
+    return set(obj.get("stringData") or {}) | set(obj.get("data") or {})
+
+
+@dataclass
+class Fleet:
+    name: str
+    objects: list[Obj]
+    hcloud: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    """(stack, type, inputs) of every Hetzner resource (DNS records, load balancers, servers)."""
+
+    @classmethod
+    def from_plans(cls, name: str, plans: Mapping[str, Plan]) -> Fleet:
+        objects, hcloud = [], []
+        for stack, plan in plans.items():
+            for record in plan.records:
+                if record.type.startswith("kubernetes:") and record.custom and not record.options.get("read"):
+                    body = {k: v for k, v in unwrap(record.inputs).items() if not k.startswith("__")}
+                    objects.append(Obj(stack, k8s_target(record.provider) or "unknown", body))
+                elif record.type.startswith("hcloud:") and record.custom:
+                    state = unwrap(record.outputs) if isinstance(record.outputs, dict) else {}
+                    # the offline plan's id of a resource (hubctl.mocks: stable per type and name)
+                    ident = {"id": _numeric_id(f"{record.type}::{record.name}")}
+                    hcloud.append((stack, record.type, {**ident, **state, **unwrap(record.inputs)}))
+        return cls(name, objects, hcloud)
+
+    def mutated(self, edit: Callable[[Fleet], None]) -> Fleet:
+        twin = Fleet(self.name, copy.deepcopy(self.objects), copy.deepcopy(self.hcloud))
+        edit(twin)
+        return twin
+
+    # ------------------------------------------------------------------------------ lookups
+
+    def where(self, api: str | None = None, kind: str | None = None, name: str | None = None,
+              namespace: str | None = None) -> list[Obj]:
+        return [o for o in self.objects if (api is None or o.api == api) and (kind is None or o.kind == kind)
+                and (name is None or o.name == name) and (namespace is None or o.namespace == namespace)]
+
+    def one(self, api: str, kind: str, name: str, namespace: str | None = None) -> Obj:
+        found = self.where(api, kind, name, namespace)
+        assert len(found) == 1, f"{api} {kind} {namespace}/{name}: {len(found)} objects"
+        return found[0]
+
+    def pods(self) -> list[Pod]:
+        out = []
+        for obj in self.objects:
+            template = pod_template(obj.body)
+            if template is not None:
+                out.append(Pod(obj, template["spec"], dict((template.get("metadata") or {}).get("labels") or {})))
+        return out
+
+    def containers(self) -> list[Container]:
+        return [Container(self, pod, c, init) for pod in self.pods() for c, init in pod.containers()]
+
+    def clusters(self) -> list[tuple[str, str]]:
+        """Every Cluster that will exist: the plan's (Push) and the ones Pull agents create at start."""
+        made = [(o.name, str(o.body["spec"]["syncMode"])) for o in self.where("karmada", "Cluster")]
+        pulled = [(c.flags["cluster-name"], "Pull") for c in self.containers()
+                  if c.contract is not None and c.contract.key == karmada_contract.AGENT.key]
+        return sorted(set(made) | set(pulled))
+
+    def hcloud_of(self, typ: str) -> list[dict[str, Any]]:
+        return [inputs for _, t, inputs in self.hcloud if t == typ]
+
+    def public_endpoint(self, host: str, port: int) -> bool:
+        """Does a DNS record or load balancer address of the plan take `host:port`?"""
+        lbs = self.hcloud_of("hcloud:index/loadBalancer:LoadBalancer")
+        services = self.hcloud_of("hcloud:index/loadBalancerService:LoadBalancerService")
+        addresses = {str(lb.get("ipv4")): str(lb.get("id", "")) for lb in lbs}
+        try:
+            ipaddress.ip_address(host)
+            ips = [host]
+        except ValueError:
+            ips = [str(r["value"]) for rr in self.hcloud_of("hcloud:index/zoneRrset:ZoneRrset")
+                   if rr.get("type") == "A" and f"{rr['name']}.{rr['zone']}" == host for r in rr.get("records") or []]
+        for ip in ips:
+            if ip in addresses and any(int(s.get("listenPort", 0)) == port and
+                                       str(s.get("loadBalancerId")) == addresses[ip] for s in services):
+                return True
+        return False
+
+
+@dataclass
+class Container:
+    fleet: Fleet
+    pod: Pod
+    body: dict[str, Any]
+    init: bool
+
+    @property
+    def name(self) -> str:
+        return str(self.body["name"])
+
+    @property
+    def where(self) -> str:
+        o = self.pod.owner
+        return f"{o.stack}: {o.api} {o.kind} {o.namespace}/{o.name} container {self.name}"
+
+    @property
+    def args(self) -> list[str]:
+        own = [str(a) for a in self.body.get("args") or []]
+        return [*self._config_file_args(own), *own]
+
+    def _config_file_args(self, own: list[str]) -> list[str]:
+        """etcd started with only `--config-file` runs the settings its pod's prepare step writes into that file:
+        the init container's flags after `--` (agents/etcd_member_prepare.py), so those are what it reads."""
+        own_flags = split_args(own)[0]
+        if self.init or set(own_flags) != {"config-file"}:
+            return []
+        for init in self.pod.spec.get("initContainers") or []:
+            args = [str(a) for a in init.get("args") or []]
+            if "--" in args and f"--config-file={own_flags['config-file']}" in args[: args.index("--")]:
+                return args[args.index("--") + 1:]
+        return []
+
+    @property
+    def flags(self) -> dict[str, str]:
+        return split_args(self.args)[0]
+
+    @property
+    def positional(self) -> list[str]:
+        return split_args(self.args)[1]
+
+    @property
+    def contract(self) -> Contract | None:
+        found = [c for c in all_contracts() if c.match.matches(self.body)]
+        return found[0] if len(found) == 1 else None
+
+    def contracts(self) -> list[Contract]:
+        return [c for c in all_contracts() if c.match.matches(self.body)]
+
+    def env_names(self) -> set[str]:
+        names = {str(e["name"]) for e in self.body.get("env") or []}
+        for source in self.body.get("envFrom") or []:
+            ref = source.get("secretRef") or source.get("configMapRef") or {}
+            kind = "Secret" if "secretRef" in source else "ConfigMap"
+            for obj in self.fleet.where(self.pod.api, kind, ref.get("name"), self.pod.namespace):
+                names |= {source.get("prefix", "") + k for k in secret_keys(obj.body)}
+        return names
+
+    def view(self) -> ContainerView:
+        return ContainerView(self)
+
+    # ------------------------------------------------------------------------------ files
+
+    def mount_for(self, path: str) -> tuple[dict[str, Any], dict[str, Any], str] | None:
+        """(mount, volume, path inside the volume) of the mount that holds `path` (longest mountPath wins)."""
+        best = None
+        for mount in self.body.get("volumeMounts") or []:
+            root = str(mount["mountPath"]).rstrip("/")
+            inside = path == root or path.startswith(root + "/")
+            if inside and (best is None or len(root) > len(str(best["mountPath"]).rstrip("/"))):
+                best = mount
+        if best is None:
+            return None
+        volume = next((v for v in self.pod.spec.get("volumes") or [] if v["name"] == best["name"]), None)
+        claims = (self.pod.owner.body.get("spec") or {}).get("volumeClaimTemplates") or []
+        if volume is None and any(t["metadata"]["name"] == best["name"] for t in claims):
+            volume = {"name": best["name"], "persistentVolumeClaim": {"claimName": best["name"]}}
+        if volume is None:
+            return None
+        inner = path[len(str(best["mountPath"]).rstrip("/")):].lstrip("/")
+        if best.get("subPath"):
+            inner = str(best["subPath"]) + ("/" + inner if inner else "")
+        return best, volume, inner
+
+    def volume_source(self, volume: Mapping[str, Any]) -> Obj | None:
+        for kind, key, field_name in (("Secret", "secret", "secretName"), ("ConfigMap", "configMap", "name")):
+            if key in volume:
+                found = self.fleet.where(self.pod.api, kind, volume[key][field_name], self.pod.namespace)
+                return found[0] if found else None
+        return None
+
+    def volume_key(self, volume: Mapping[str, Any], inner: str) -> str | None:
+        """The Secret/ConfigMap key a file inside a projected volume comes from (None: no such file)."""
+        source = volume.get("secret") or volume.get("configMap") or {}
+        items = source.get("items")
+        if items is not None:
+            return next((str(i["key"]) for i in items if i["path"] == inner), None)
+        return inner
+
+    def file_text(self, path: str) -> str | None:
+        found = self.mount_for(path)
+        if found is None:
+            return None
+        _, volume, inner = found
+        obj = self.volume_source(volume)
+        key = self.volume_key(volume, inner)
+        if obj is None or key is None:
+            return None
+        return secret_text(obj.body, key)
+
+
+@dataclass
+class ContainerView:
+    """kube/contract.View over one rendered container."""
+
+    container: Container
+
+    def flag(self, name: str | None) -> str | None:
+        return None if name is None else self.container.flags.get(name)
+
+    def env(self, name: str | None) -> str | None:
+        for e in self.container.body.get("env") or []:
+            if e["name"] == name:
+                return str(e.get("value", ""))
+        return None
+
+    def file(self, path: str) -> str | None:
+        return self.container.file_text(path)
+
+    def clusters(self) -> Sequence[tuple[str, str]]:
+        return self.container.fleet.clusters()
+
+    def objects(self, api: str, kind: str) -> Sequence[Mapping[str, object]]:
+        return [o.body for o in self.container.fleet.where(api, kind)]

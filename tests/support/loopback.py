@@ -1,0 +1,311 @@
+"""Real network pieces on loopback for the traffic tests: region endpoints, an authoritative DNS server, a caching
+resolver, and throwaway TLS material.
+
+- `RegionEndpoint`: an HTTP server on its own loopback address (random `127.x.y.z`, one shared random port for
+  every region, as every regional LB listens on the same ports) that answers 200 for the hosts it serves, 404
+  otherwise; `kill()` makes it refuse connections (or, with `mode="hang"`, accept and never answer) and
+  `revive()` brings it back on the same address.
+- `AuthoritativeDns`: a real DNS server (dnspython messages, stdlib `socketserver`, UDP) answering A queries with
+  the AA flag from a zone the test updates on cue.
+- `CachingResolver`: a recursive resolver in front of it that caches answers for their TTL times `ttl_scale`, so
+  the "recursive answer after the TTL" phase is real, only shorter.
+
+Everything binds to loopback with port 0 or a random port, stops on `close()`, and its loops end by themselves.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import dns.flags
+import dns.message
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.rrset
+
+
+def random_loopback(count: int) -> list[str]:
+    """`count` distinct random addresses in 127.0.0.0/8 (Linux routes the whole /8 to lo)."""
+    seen: set[str] = set()
+    while len(seen) < count:
+        seen.add(f"127.{random.randint(1, 254)}.{random.randint(1, 254)}.{random.randint(2, 254)}")
+    return sorted(seen)
+
+
+def free_port(addresses: Iterable[str]) -> int:
+    """A port free on every given address (tried a few times; bound briefly, then released)."""
+    addrs = list(addresses)
+    for _ in range(50):
+        port = random.randint(20000, 60000)
+        socks = []
+        try:
+            for a in addrs:
+                s = socket.socket()
+                s.bind((a, port))
+                socks.append(s)
+            return port
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free port")
+
+
+# ------------------------------------------------------------------------------------------ regions
+
+
+class RegionEndpoint:
+    """One region's "load balancer": HTTP on (address, port), Host-routed like an ingress controller."""
+
+    def __init__(self, region: str, address: str, port: int, hosts: Iterable[str] = ()) -> None:
+        self.region, self.address, self.port = region, address, port
+        self.hosts: set[str] = set(hosts)
+        self.hits = 0
+        self.mode = "alive"
+        self._httpd: ThreadingHTTPServer | None = None
+        self._hang: socket.socket | None = None
+        self._start()
+
+    def _start(self) -> None:
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                host = (self.headers.get("Host") or "").split(":")[0]
+                ok = host in endpoint.hosts
+                endpoint.hits += 1
+                body = f"{endpoint.region}\n".encode() if ok else b"default backend - 404\n"
+                self.send_response(200 if ok else 404)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("X-Region", endpoint.region)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        ThreadingHTTPServer.allow_reuse_address = True
+        self._httpd = ThreadingHTTPServer((self.address, self.port), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.mode = "alive"
+
+    def kill(self, mode: str = "refuse") -> None:
+        """`refuse`: nothing listens (RST at once); `hang`: the port accepts and never answers (black hole)."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if mode == "hang":
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((self.address, self.port))
+            s.listen(512)  # never accepted: the kernel completes handshakes, nobody reads
+            self._hang = s
+        self.mode = mode
+
+    def revive(self) -> None:
+        if self._hang is not None:
+            self._hang.close()
+            self._hang = None
+        if self._httpd is None:
+            self._start()
+
+    def close(self) -> None:
+        self.kill()
+        if self._hang is not None:
+            self._hang.close()
+            self._hang = None
+
+
+# ------------------------------------------------------------------------------------------- DNS
+
+
+class AuthoritativeDns:
+    """A zone on loopback, UDP, answering A queries authoritatively (AA set); `set()` updates it on cue."""
+
+    def __init__(self, zone: str, address: str = "127.0.0.1") -> None:
+        self.zone = zone.rstrip(".") + "."
+        self.records: dict[str, tuple[list[str], int]] = {}
+        self.lock = threading.Lock()
+        self.changes: list[tuple[float, str, tuple[str, ...]]] = []
+        dns_server = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                data, sock = self.request
+                try:
+                    query = dns.message.from_wire(data)
+                except Exception:
+                    return
+                sock.sendto(dns_server.answer(query).to_wire(), self.client_address)
+
+        self.server = socketserver.ThreadingUDPServer((address, 0), Handler)
+        self.server.daemon_threads = True
+        self.address, self.port = self.server.server_address[:2]
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def set(self, name: str, ips: Iterable[str], ttl: int) -> None:
+        fqdn = name.rstrip(".") + "."
+        ips = sorted(ips)
+        with self.lock:
+            if ips:
+                self.records[fqdn] = (ips, ttl)
+            else:
+                self.records.pop(fqdn, None)
+            self.changes.append((time.monotonic(), fqdn, tuple(ips)))
+
+    def answer(self, query: dns.message.Message) -> dns.message.Message:
+        response = dns.message.make_response(query)
+        response.flags |= dns.flags.AA
+        response.flags &= ~dns.flags.RA
+        question = query.question[0]
+        name = question.name.to_text().lower()
+        if not name.endswith(self.zone):
+            response.set_rcode(dns.rcode.REFUSED)
+            response.flags &= ~dns.flags.AA
+            return response
+        with self.lock:
+            record = self.records.get(name)
+        if record is None:
+            response.set_rcode(dns.rcode.NXDOMAIN)
+        elif question.rdtype == dns.rdatatype.A:
+            ips, ttl = record
+            response.answer.append(dns.rrset.from_text_list(name, ttl, "IN", "A", ips))
+        return response
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class CachingResolver:
+    """A recursive resolver on loopback: forwards a miss to the authoritative server and keeps the answer for
+    its TTL x `ttl_scale` seconds (the TTL it hands out counts down the same way)."""
+
+    def __init__(self, upstream: AuthoritativeDns, ttl_scale: float, address: str = "127.0.0.1") -> None:
+        self.upstream = upstream
+        self.scale = ttl_scale
+        self.cache: dict[tuple[str, int], tuple[float, dns.message.Message]] = {}
+        self.lock = threading.Lock()
+        resolver = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                data, sock = self.request
+                try:
+                    query = dns.message.from_wire(data)
+                except Exception:
+                    return
+                sock.sendto(resolver.resolve(query).to_wire(), self.client_address)
+
+        self.server = socketserver.ThreadingUDPServer((address, 0), Handler)
+        self.server.daemon_threads = True
+        self.address, self.port = self.server.server_address[:2]
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def resolve(self, query: dns.message.Message) -> dns.message.Message:
+        question = query.question[0]
+        key = (question.name.to_text().lower(), question.rdtype)
+        now = time.monotonic()
+        with self.lock:
+            cached = self.cache.get(key)
+        if cached is None or cached[0] <= now:
+            forwarded = dns.message.make_query(question.name, question.rdtype)
+            upstream = dns.query.udp(forwarded, self.upstream.address, port=self.upstream.port, timeout=2)
+            ttl = min((rr.ttl for rr in upstream.answer), default=0)
+            cached = (now + ttl * self.scale, upstream)
+            with self.lock:
+                self.cache[key] = cached
+        expires, upstream = cached
+        response = dns.message.make_response(query)
+        response.flags |= dns.flags.RA
+        response.set_rcode(upstream.rcode())
+        left = max(0, int((expires - now) / self.scale)) if self.scale else 0
+        for rr in upstream.answer:
+            response.answer.append(dns.rrset.from_text_list(rr.name, left, "IN", rr.rdtype,
+                                                            [r.to_text() for r in rr]))
+        return response
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# ------------------------------------------------------------------------------------------- TLS
+
+
+def tls_material(directory: Path, server_ips: Iterable[str] = ("127.0.0.1",),
+                 clients: Iterable[str] = ()) -> dict[str, Path]:
+    """A throwaway CA, a server certificate for the given IPs, and a client certificate per CN.
+
+    Returns paths: `ca`, `server.crt`, `server.key`, `<cn>.crt`, `<cn>.key`."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = dt.datetime.now(dt.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test-ca")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+          .not_valid_after(now + dt.timedelta(hours=2))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    out: dict[str, Path] = {}
+
+    def write(name: str, data: bytes) -> Path:
+        path = directory / name
+        path.write_bytes(data)
+        out[name] = path
+        return path
+
+    write("ca", ca.public_bytes(serialization.Encoding.PEM))
+
+    def leaf(cn: str, usage: Any, sans: list[Any] | None) -> tuple[bytes, bytes]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+                   .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(hours=2))
+                   .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
+        if sans:
+            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        cert = builder.sign(ca_key, hashes.SHA256())
+        return (cert.public_bytes(serialization.Encoding.PEM),
+                key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+
+    crt, key = leaf("127.0.0.1", ExtendedKeyUsageOID.SERVER_AUTH,
+                    [x509.IPAddress(ipaddress.ip_address(ip)) for ip in server_ips])
+    write("server.crt", crt)
+    write("server.key", key)
+    for cn in clients:
+        crt, key = leaf(cn, ExtendedKeyUsageOID.CLIENT_AUTH, None)
+        safe = cn.replace(":", "_")
+        write(f"{safe}.crt", crt)
+        write(f"{safe}.key", key)
+    return out
+
+
+def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:
+    """Poll `predicate()` until it is true or `timeout` seconds pass (a bounded loop)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())

@@ -1,0 +1,267 @@
+"""`python -m hubctl drill` end to end against a simulated fleet that plays a scripted timeline.
+
+The drill runs as the operator runs it (a subprocess of `python -m hubctl drill dev --yes`), with kubeconfigs
+for a fake karmada-apiserver, hub host API, member APIs and CAPI management API, a fake Hetzner API whose
+poweroff is the cue, the real failover controller (three vantage points) probing real loopback endpoints, a
+stand-in external-dns writing a real authoritative DNS server, and a caching resolver in front of it.
+
+What must hold: the phases the drill measures match the script within `TOLERANCE` (Karmada's scripted
+reactions) or the bounds the controller's settings give (DNS phases); the JSON, Markdown and SVG are written;
+Ctrl-C restores the member and removes the probe service; without `--yes` nothing is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hubctl.drill import service
+from hubctl.drill.timeline import Phase, Timeline
+from tests.support.drill_sim import DRILL_NS, DrillFleet
+from tests.support.loopback import wait_for
+from tests.support.tools import REPO, load_stack
+
+TOLERANCE = 0.5
+"""Seconds between a scripted event and the drill's measurement of it: one poll (0.05 s) plus one observation
+pass (a handful of HTTPS, DNS and HTTP round trips on loopback) plus scheduling noise on a shared CI machine."""
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> Iterator[DrillFleet]:
+    f = DrillFleet(tmp_path / "sim", load_stack("dev"))
+    f.world.start_controllers()
+    yield f
+    f.close()
+
+
+def _drill(fleet: DrillFleet, tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+    w = fleet.world
+    args = [sys.executable, "-m", "hubctl", "drill", "dev", "--kubeconfigs", str(fleet.kubeconfigs(tmp_path / "kc")),
+            "--nameserver", f"{w.dns.address}:{w.dns.port}", "--resolver", f"{w.resolver.address}:{w.resolver.port}",
+            "--hcloud-endpoint", fleet.hetzner.url, "--http-port", str(w.port), "--poll", "0.05",
+            "--connect-timeout", "0.3", "--timeout", "20", "--settle-timeout", "20", "--out", str(tmp_path / "out"),
+            *extra]
+    env = {**os.environ, "HCLOUD_TOKEN": "sim-token"}
+    env.pop("HCLOUD_ENDPOINT", None)
+    return subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _phases(out: Path) -> dict[str, dict[str, Any]]:
+    data = json.loads((out / "timeline.json").read_text())
+    return {p["key"]: p for p in data["phases"]}
+
+
+def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: Path) -> None:
+    proc = _drill(fleet, tmp_path, "--yes")
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, output
+    out = tmp_path / "out"
+    data = json.loads((out / "timeline.json").read_text())
+    assert data["outcome"] == "complete", output
+    p = {k: v["at"] for k, v in _phases(out).items()}
+    s, t = fleet.script, fleet.world.timing
+
+    # the kill: the cue (poweroff) came at most one HTTP round trip after the drill's T0
+    assert p["client_fail"] <= TOLERANCE
+    # Karmada's scripted reactions, measured from T0 (the poweroff lands a moment after it)
+    for key, scripted in (("ready", s.ready_false), ("noschedule", s.ready_false), ("noexecute", s.noexecute),
+                          ("binding", s.evict), ("survivors", s.evict)):
+        assert abs(p[key] - scripted) <= TOLERANCE, (key, p[key], scripted)
+    # the failover controller: a majority needs K failed rounds, the K-th ending at its timeout, plus a decision
+    detect_max = t.failure_threshold * t.period + t.timeout + 2 * t.decision_period
+    assert (t.failure_threshold - 1) * t.period - TOLERANCE <= p["dnsendpoint"] <= detect_max + TOLERANCE
+    # external-dns's sync delay after the DNSEndpoint, then the resolver's cache (TTL 60 s scaled)
+    assert abs(p["authoritative"] - p["dnsendpoint"] - t.sync_delay) <= TOLERANCE
+    cache = t.ttl * t.ttl_scale
+    assert p["authoritative"] - TOLERANCE <= p["recursive"] <= p["authoritative"] + cache + TOLERANCE
+    # clients: one that falls back to the next address is served at once; one that does not waits for DNS
+    assert p["retrying_client"] <= TOLERANCE
+    assert abs(p["first_client"] - p["recursive"]) <= TOLERANCE
+    # every DNS phase comes long before Karmada evicts: the traffic clock does not wait for the capacity clock
+    assert p["authoritative"] < p["binding"] + t.sync_delay
+    # the way back
+    assert p["path_back"] <= TOLERANCE
+    assert abs(p["ready_back"] - s.ready_true) <= TOLERANCE and abs(p["binding_back"] - s.binding_back) <= TOLERANCE
+    assert p["dnsendpoint_back"] >= (t.success_threshold - 1) * t.period - TOLERANCE
+    assert p["authoritative_back"] >= p["dnsendpoint_back"]
+
+    # the member was really killed the reversible way: CAPI paused during, unpaused after; powered on again
+    assert fleet.paused_during_kill is True
+    (cluster,) = fleet.capi.items("cluster.x-k8s.io", "clusters", "fleet-dev")[:1]
+    assert cluster["metadata"]["name"] in ("dev-fsn1-a", "dev-hel1-a")
+    assert all(c["spec"]["paused"] is False for c in fleet.capi.items("cluster.x-k8s.io", "clusters"))
+    assert all(s["status"] == "running" for s in fleet.hetzner.servers.values())
+    posts = [path for m, path in fleet.hetzner.calls if m == "POST"]
+    assert sorted(posts) == sorted([f"/v1/servers/{i}/actions/{a}" for i in (100, 101) for a in ("poweroff",
+                                                                                                   "poweron")])
+    assert fleet.hetzner.unauthorized == 0
+    # the probe service is gone again
+    assert not fleet.world.karmada.items("apps", "deployments", DRILL_NS)
+    assert not fleet.world.karmada.items("networking.k8s.io", "ingresses", DRILL_NS)
+
+    # the three outputs
+    md = (out / "timeline.md").read_text()
+    assert "| authoritative answer without the dead region |" in md and "## `hubctl budget dev`" in md
+    assert "| *authoritative answer without the dead region* | *36* | |" in md  # the budget beside it
+    svg = ET.fromstring((out / "timeline.svg").read_text())
+    assert svg.tag.endswith("svg") and len([e for e in svg.iter() if e.tag.endswith("circle")]) == len(p)
+    assert "[kill" in output and "drill complete" in output
+
+
+def test_ctrl_c_restores_the_member_and_removes_the_probe_service(fleet: DrillFleet, tmp_path: Path) -> None:
+    proc = _drill(fleet, tmp_path, "--yes")
+    try:
+        assert wait_for(lambda: fleet.cue("poweroff") is not None, 60), "the drill never killed the member"
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    assert fleet.cue("poweron") is not None, output
+    assert all(s["status"] == "running" for s in fleet.hetzner.servers.values())
+    assert all(c["spec"]["paused"] is False for c in fleet.capi.items("cluster.x-k8s.io", "clusters"))
+    assert not fleet.world.karmada.items("apps", "deployments", DRILL_NS)
+    data = json.loads((tmp_path / "out" / "timeline.json").read_text())
+    assert data["outcome"] == "interrupted" and data["phases"]
+    assert (tmp_path / "out" / "timeline.svg").is_file() and (tmp_path / "out" / "timeline.md").is_file()
+
+
+def test_without_yes_nothing_is_touched(fleet: DrillFleet, tmp_path: Path) -> None:
+    proc = _drill(fleet, tmp_path)
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert output.strip().splitlines() == [
+        "error: hubctl drill kills member dev-fsn1-a of dev for real (poweroff: the member's API and ingress "
+        "(servers powered off)); add --yes to go ahead"]
+    assert not fleet.hetzner.calls and not fleet.world.karmada.items("apps", "deployments", DRILL_NS)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_firewall_cannot_kill_a_member_behind_a_private_network(fleet: DrillFleet, tmp_path: Path) -> None:
+    proc = _drill(fleet, tmp_path, "--yes", "--method", "firewall")
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, output
+    assert "regions.eu-fsn.networkId is set" in output and "--method poweroff" in output
+    assert not fleet.hetzner.calls
+
+
+def test_probe_service_documents_validate() -> None:
+    from tests.support.schemas import validate_any
+
+    docs = service.documents("dev.example.com", "dev-fsn1-a", "dev-hel1-a")
+    for obj in docs:
+        validate_any(obj)
+    pp = docs[-1]
+    assert pp["spec"]["placement"]["replicaScheduling"] == {"replicaSchedulingType": "Duplicated"}
+    assert pp["spec"]["placement"]["clusterAffinity"]["clusterNames"] == ["dev-fsn1-a", "dev-hel1-a"]
+    assert docs[3]["spec"]["rules"][0]["host"] == "drill.dev.example.com"
+
+
+def test_timeline_outputs_say_what_was_late() -> None:
+    tl = Timeline("dev", "a", "b", "poweroff", "drill.example.com", phases=[
+        Phase("dnsendpoint", "DNSEndpoint", "kill", "terms", 19), Phase("authoritative", "auth", "kill", "t", 36),
+        Phase("recursive", "rec", "kill", "t", 96)])
+    tl.mark("dnsendpoint", 12.5)
+    tl.mark("authoritative", 40)
+    assert not tl.mark("authoritative", 41), "a phase is marked once"
+    tl.derive()
+    assert tl.derived == {"external-dns + propagation (measured)": 27.5}
+    md = tl.to_markdown(None)
+    assert "| DNSEndpoint | 12.5 | 19 | terms | yes |" in md and "| auth | 40 | 36 | t | **no** |" in md
+    assert "| rec | - | 96 | t |  |" in md
+    svg = ET.fromstring(tl.to_svg())
+    fills = [e.get("fill") for e in svg.iter() if e.tag.endswith("circle")]
+    assert fills == ["#1565c0", "#c62828"], "late phases are drawn red"
+
+
+class _Recorder:
+    """A Hetzner API stand-in that records every call and answers what the firewall and LB methods need."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.calls: list[tuple[str, str, Any]] = []
+        rec = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _go(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                rec.calls.append((self.command, self.path, body))
+                if self.path.startswith("/v1/load_balancers?"):
+                    out: Any = {"load_balancers": [{"id": 7, "name": "fleet-eu-fsn"}]}
+                elif self.path == "/v1/firewalls":
+                    out = {"firewall": {"id": 9}, "actions": [{"id": 1, "status": "success"}]}
+                elif self.command == "DELETE":
+                    out = {}
+                else:
+                    out = {"action": {"id": 2, "status": "success"}, "actions": [{"id": 3, "status": "success"}]}
+                data = json.dumps(out).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = _go  # noqa: N815 - http.server's names
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_firewall_and_lb_detach_undo_exactly_what_they_did() -> None:
+    from hubctl.drill import hcloud
+
+    rec = _Recorder()
+    try:
+        hc = hcloud.Hcloud(rec.url, token="t")
+        fw = hcloud.Firewall(hc, "caph-cluster-dev-fsn1-a=owned", "dev-fsn1-a", lambda _: None)
+        fw.kill()
+        fw.restore()
+        lb = hcloud.LbDetach(hc, "fleet-eu-fsn", "caph-cluster-dev-fsn1-a=owned,machine_type=worker", True,
+                             lambda _: None)
+        lb.kill()
+        lb.restore()
+    finally:
+        rec.close()
+    selector = {"type": "label_selector", "label_selector": {"selector": "caph-cluster-dev-fsn1-a=owned"}}
+    (create, remove, delete, find, detach, attach) = rec.calls
+    assert create[:2] == ("POST", "/v1/firewalls")
+    assert create[2]["apply_to"] == [selector]
+    assert [r["direction"] for r in create[2]["rules"]] == ["out"], "no inbound rule: inbound is implicit deny"
+    assert remove == ("POST", "/v1/firewalls/9/actions/remove_from_resources", {"remove_from": [selector]})
+    assert delete[:2] == ("DELETE", "/v1/firewalls/9")
+    assert find[:2] == ("GET", "/v1/load_balancers?name=fleet-eu-fsn")
+    target = {"type": "label_selector",
+              "label_selector": {"selector": "caph-cluster-dev-fsn1-a=owned,machine_type=worker"}}
+    assert detach == ("POST", "/v1/load_balancers/7/actions/remove_target", target)
+    assert attach == ("POST", "/v1/load_balancers/7/actions/add_target", {**target, "use_private_ip": True})
+
+
+def test_no_token_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hubctl.drill import hcloud
+    from hubctl.drill.kube import DrillError, Kube
+
+    monkeypatch.delenv("HCLOUD_TOKEN", raising=False)
+    with pytest.raises(DrillError, match=r"^HCLOUD_TOKEN is not set"):
+        hcloud.Hcloud("http://127.0.0.1:9")
+    with pytest.raises(DrillError, match="no such kubeconfig"):
+        Kube(Path("/nonexistent/karmada.kubeconfig"))
