@@ -23,7 +23,8 @@ The decision (etcd v3.4.23 `etcdserver/server.go` `NewServer`, v3.6.6 `server/et
     `initial-cluster-state: existing` and the member list the add returned. A fresh member ID means nobody
     can mistake the empty member for the one that acknowledged the old log.
   - every other member answered and none reports a formed cluster -> the cluster is being created: start
-    with the rendered `new` settings.
+    with the rendered `new` settings. (A member that only asks after two others have already formed it takes
+    the rejoin path above: its never-started entry is replaced.)
   - otherwise (someone does not answer, or no quorum) wait and ask again; after `--wait-seconds` exit 1
     (kubelet restarts the init container). A member with no data never bootstraps while a member that may
     hold data is unreachable.

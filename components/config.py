@@ -133,7 +133,8 @@ class SshKeyConfig(Model):
 class HubConfig(Model):
     name: DnsLabel = "karmada-hub"
     locations: list[str] = Field(default=["fsn1", "nbg1", "hel1"], min_length=1)
-    server_type: str = "cx23"
+    server_type: str = "cx33"
+    """The smallest current type that holds the control plane with k3s (cx23: 4 GB cannot; docs/fleet-scale.md)."""
     servers: int = 3
     image: str = "ubuntu-24.04"
     k3s_version: str = versions.K3S_VERSION
@@ -278,6 +279,18 @@ class PkiConfig(Model):
         return self
 
 
+class EstimatorConfig(Model):
+    """The pods of each member's scheduler-estimator on the hub (members with `schedulerEstimator: true`): at
+    fleet scale they are most of what the hub runs (docs/fleet-scale.md)."""
+
+    replicas: int = Field(default=2, ge=1, le=3)
+    """Two keep estimates through a hub server loss. One halves the footprint; while it is rescheduled the
+    scheduler falls back to its general estimate (Karmada pkg/scheduler/core/util.go calAvailableReplicas
+    skips an estimator that errs)."""
+    cpu: str = Field(default="100m", pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$")
+    memory: str = Field(default="128Mi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+
+
 TenantGate = Literal["WorkloadAffinity", "SchedulingOvercommitProtection", "ResourceQuotaEstimate",
                      "PriorityBasedScheduling", "PropagationPolicyPreemption", "StatefulFailoverInjection",
                      "FederatedQuotaEnforcement"]
@@ -324,6 +337,7 @@ class KarmadaConfig(Model):
     """The scheduler asks per-member scheduler-estimators for available replicas: then every Push member of the
     fleet needs `schedulerEstimator: true` (the scheduler dials one per Push Cluster; Pull members are skipped).
     The hub's stack turns the scheduler side on, so prod-hub sets this."""
+    estimator: EstimatorConfig = EstimatorConfig()
     feature_gates: list[TenantGate] = []
     """The alpha gates the fleet's tenants need, switched on exactly in the binaries that read them. all-in-one:
     exactly what the tenants use; hub: what its region stacks' tenants use; region: the hub's list."""
@@ -385,6 +399,9 @@ class IngressConfig(Model):
     """Where the member's ingress controller listens, for the regional load balancer."""
 
     node_selector: str = "node-role.kubernetes.io/ingress=true"
+    servers: int = Field(default=3, ge=1, le=1000)
+    """Hetzner servers the member's LB label selector matches (for CAPH members: every worker of the cluster).
+    Hetzner counts each as one target of the region's load balancer, whose type caps them."""
     http_node_port: int = Field(default=30080, ge=30000, le=32767)
     https_node_port: int = Field(default=30443, ge=30000, le=32767)
 

@@ -16,24 +16,27 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import gc
 import json
 import os
 import runpy
 import shutil
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import rpc
-from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.mocks import MockMonitor, MockResourceArgs, _ensure_event_loop, _resolve_callbacks
 from pulumi.runtime.proto import resource_pb2
 
 from components.config import PROJECT
 from components.kube.yamlutil import dump
+from hubctl import providers
 from hubctl.mocks import SECRET_SIG, PlanMocks, unwrap
 from hubctl.stackfile import StackConfig
 
@@ -68,6 +71,8 @@ class Record:
     options: dict[str, Any]
     custom: bool
     outputs: Any = None
+    version: str = ""
+    """The provider plugin version the SDK asked for (names the package's default provider)."""
 
 
 @dataclass
@@ -81,6 +86,8 @@ class Plan:
     secret_values: set[str] = field(default_factory=set, repr=False)
     raw_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
     """Unredacted stack outputs, in memory only (they stand in for StackReference reads offline)."""
+    written: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Each record's inputs as the files show them (`written_inputs`), redacted once per record."""
 
     def by_type(self, typ: str) -> list[Record]:
         return [r for r in self.records if r.type == typ]
@@ -117,13 +124,19 @@ class RecordingMonitor(MockMonitor):
         return _engine_urn(parent, type_, name)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """MockMonitor.RegisterResource, with the inputs deserialized once for both the mocks and the record,
+        and the state serialized once, after the engine's secret marking."""
+        urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == "pulumi:pulumi:Stack":
-            return super().RegisterResource(request)
-        secret_outputs = list(request.additionalSecretOutputs)
-        response = super().RegisterResource(request)
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        _ensure_event_loop()  # deserializing resource references needs a loop on this worker thread
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
-        urn = response.urn
-        state = self.resources[urn].state
+        rid, state = self.mocks.new_resource(MockResourceArgs(
+            typ=request.type, name=request.name, inputs=inputs, provider=request.provider,
+            resource_id=request.importId, custom=request.custom or False,
+            transforms=_resolve_callbacks(request.transforms),
+        ))
+        secret_outputs = list(request.additionalSecretOutputs)
         if secret_outputs and request.type.startswith(_SECRET_SOURCES):
             with self._lock:
                 for key in secret_outputs:
@@ -131,10 +144,8 @@ class RecordingMonitor(MockMonitor):
             # The engine marks these outputs secret; the mock monitor does not, so do it here.
             state = {k: ({**SECRET_SIG, "value": v} if k in secret_outputs and not rpc.is_rpc_secret(v) else v)
                      for k, v in state.items()}
-            self.resources[urn] = MockMonitor.ResourceRegistration(urn, self.resources[urn].id, state)
-            response = resource_pb2.RegisterResourceResponse(
-                urn=urn, id=response.id, object=_serialize(state)
-            )
+        self.resources[urn] = MockMonitor.ResourceRegistration(urn, rid, state)
+        response = resource_pb2.RegisterResourceResponse(urn=urn, id=rid, object=_serialize(state))
         options = {}
         for name in _OPTION_FIELDS:
             value = getattr(request, name, None)
@@ -155,6 +166,7 @@ class RecordingMonitor(MockMonitor):
             options=options,
             custom=bool(request.custom),
             outputs=state,
+            version=request.version,
         )
         with self._lock:
             self.records[urn] = record
@@ -168,7 +180,7 @@ class RecordingMonitor(MockMonitor):
             provider=request.provider.rsplit("::", 1)[0] if request.provider else "",
             dependencies=sorted(set(request.dependencies)),
             inputs={"id": request.id}, options={"read": True}, custom=True,
-            outputs=self.resources[response.urn].state,
+            outputs=self.resources[response.urn].state, version=request.version,
         )
         with self._lock:
             self.records[response.urn] = record
@@ -186,6 +198,53 @@ def _serialize(state: dict[str, Any]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ running
+
+
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """CPython's cyclic collector kept off the heap that is already there, and rarely run, while the program runs.
+
+    Registering a resource allocates thousands of containers (Outputs, futures, protobuf conversions), and with
+    the default thresholds the collector walks them again and again: a quarter of a 300-member plan. Here
+    everything alive before the run is frozen (never scanned), young collections run every `YOUNG`
+    allocations instead of 700 (the SDK's resource <-> Output cycles are still freed as the run goes, so
+    memory stays flat, unlike with the collector off), and no full collection runs until the previous
+    settings are back."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*QUIET_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def no_source_positions() -> Iterator[None]:
+    """The SDK skips computing each registration's source position while the offline program runs.
+
+    Under `pulumi up` the SDK walks the whole Python stack at every registration (`traceback.extract_stack`,
+    a path per frame) so the engine can point at the line that made a resource; the mock monitor never reads
+    it. A tenth of a plan's time goes there; the requests then carry no stack trace, and nothing else changes."""
+    from pulumi.runtime import resource as sdk_resource
+    from pulumi.runtime.proto import source_pb2
+
+    original = getattr(sdk_resource, "_get_stack_trace", None)
+    if original is None:  # a newer SDK without the hook: nothing to skip
+        yield
+        return
+    sdk_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = original
+
+
+QUIET_GC_THRESHOLD = (50_000, 20, 1_000)
+"""Young collections every 50,000 allocations, middle ones every 20 of those, full ones effectively never
+(measured at 100 members: -30 % CPU against the defaults, peak memory unchanged; the collector off entirely
+saved no more and took 12 % more memory)."""
 
 
 def run_program(
@@ -222,7 +281,8 @@ def run_program(
                 sys.path.remove(str(repo))
             return _collect_exports(exports)
 
-        program()
+        with quiet_gc(), no_source_positions():
+            program()
     finally:
         pulumi.runtime.set_all_config({}, [])
         pulumi.runtime.settings.reset_options()
@@ -233,7 +293,8 @@ def run_program(
             os.environ.pop("KARMADA_HUB_OFFLINE", None)
         else:
             os.environ["KARMADA_HUB_OFFLINE"] = old_env
-    records = sorted(monitor.records.values(), key=lambda r: r.urn)
+    records = providers.complete(list(monitor.records.values()), stack.stack, PROJECT, stack.config,
+                                 stack.secret_keys, Record)
     secret_values = set(monitor.generated_secrets)
     secret_values |= {stack.config[k] for k in stack.secret_keys}
     outputs = {k: (REDACTED if s else _redact(v)) for k, (v, s) in sorted(exports.items())}
@@ -322,6 +383,21 @@ def _object_sort_key(obj: dict[str, Any]) -> tuple[int, str, str, str]:
     return order, kind, meta.get("namespace", ""), meta.get("name", "")
 
 
+def written_inputs(plan: Plan, record: Record) -> Any:
+    """A record's inputs as plan.json and the manifests show them (Kubernetes objects by `kubernetes_object`,
+    everything else by `_redact`), computed once per record: plan.json, the manifests and the summary share it."""
+    try:
+        return plan.written[record.urn]
+    except KeyError:
+        pass
+    if record.type.startswith("kubernetes:") and record.custom:
+        shown = kubernetes_object(record)
+    else:
+        shown = _redact(record.inputs)
+    plan.written[record.urn] = shown
+    return shown
+
+
 def manifests(plan: Plan) -> dict[str, list[dict[str, Any]]]:
     """Kubernetes objects per target API server."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -331,7 +407,7 @@ def manifests(plan: Plan) -> dict[str, list[dict[str, Any]]]:
         if record.type.startswith("pulumi:providers:") or not record.custom:
             continue
         target = k8s_target(record.provider) or "unknown"
-        out.setdefault(target, []).append(kubernetes_object(record))
+        out.setdefault(target, []).append(written_inputs(plan, record))
     return {t: sorted(objs, key=_object_sort_key) for t, objs in sorted(out.items())}
 
 
@@ -351,7 +427,7 @@ def cloud_init_documents(plan: Plan) -> dict[str, str]:
 def plan_document(plan: Plan) -> dict[str, Any]:
     resources = []
     for r in plan.records:
-        inputs = kubernetes_object(r) if r.type.startswith("kubernetes:") and r.custom else _redact(r.inputs)
+        inputs = written_inputs(plan, r)
         if isinstance(inputs, dict):
             inputs = {k: v for k, v in inputs.items() if k != "__provider"}
         resources.append({
@@ -373,14 +449,47 @@ def _secret_needles(values: Iterable[str]) -> set[str]:
     return needles
 
 
+class _SecretIndex:
+    """Finds any of many secret strings in a text in one pass, in time linear in the text and the secrets.
+
+    Secrets of at least `LONG` characters (keys, certificates' keys, most tokens) are found through a sampled
+    grid: every occurrence of such a secret covers a position that is a multiple of `STEP`, where some
+    `WINDOW`-character slice of the secret (at one of `STEP` offsets, all indexed) starts; each grid position
+    is one dictionary lookup, and a hit is confirmed by comparing the whole secret there. The few shorter
+    secrets are searched for one by one."""
+
+    WINDOW = 12
+    STEP = 32
+    LONG = STEP + WINDOW - 1
+
+    def __init__(self, needles: Iterable[str]) -> None:
+        self.short: list[str] = []
+        self.windows: dict[str, list[tuple[str, int]]] = {}
+        for needle in needles:
+            if len(needle) < self.LONG:
+                self.short.append(needle)
+                continue
+            for offset in range(self.STEP):
+                self.windows.setdefault(needle[offset:offset + self.WINDOW], []).append((needle, offset))
+
+    def found_in(self, content: str) -> bool:
+        if any(needle in content for needle in self.short):
+            return True
+        windows, width = self.windows, self.WINDOW
+        for pos in range(0, len(content) - width + 1, self.STEP):
+            hits = windows.get(content[pos:pos + width])
+            if hits and any(pos >= offset and content.startswith(needle, pos - offset) for needle, offset in hits):
+                return True
+        return False
+
+
 def assert_no_secrets(files: dict[str, str], secret_values: Iterable[str]) -> None:
-    needles = _secret_needles(secret_values)
+    index = _SecretIndex(_secret_needles(secret_values))
     for path, content in files.items():
         if "PRIVATE KEY-----" in content:
             raise SecretLeak(f"refusing to write {path}: it contains a private key")
-        for needle in needles:
-            if needle in content:
-                raise SecretLeak(f"refusing to write {path}: it contains a secret value")
+        if index.found_in(content):
+            raise SecretLeak(f"refusing to write {path}: it contains a secret value")
 
 
 def render_files(plan: Plan) -> dict[str, str]:
@@ -394,7 +503,8 @@ def render_files(plan: Plan) -> dict[str, str]:
 
 
 def write_plan(plan: Plan, out_dir: Path) -> dict[str, str]:
-    files = render_files(plan)
+    with quiet_gc():
+        files = render_files(plan)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     for rel, content in files.items():

@@ -19,6 +19,9 @@ from components.hetzner.changes import Deployed, LiveServer, UnsafeChange, plan_
 from hubctl.mocks import live_network, live_server, unwrap
 from tests.support.tools import REPO
 
+BIGGER = "cx53"
+"""A type no example stack uses, so a resize to it is always a change."""
+
 
 @pytest.fixture
 def dev(dev_raw: tuple[dict[str, Any], frozenset[str]]) -> FleetConfig:
@@ -73,27 +76,28 @@ def test_running_hub_renders_join_for_every_server(dev: FleetConfig) -> None:
 
 
 def test_server_type_change_rolls_one_server_per_up(dev: FleetConfig) -> None:
-    hub = _hub(dev, server_type="cx33")
-    live = _live(dev.hub)  # all three still on cx23
+    old = dev.hub.server_type
+    hub = _hub(dev, server_type=BIGGER)
+    live = _live(dev.hub)  # all three still on the old type
     types, notices = [], []
     for _ in range(3):
         plan = plan_hub(hub, dev.karmada.etcd, Deployed(servers=live))
         changed = [p for p in plan.servers if p.server_type != live[p.name].server_type]
         assert len(changed) == 1, [p.server_type for p in plan.servers]
-        assert changed[0].resize_from == "cx23" and changed[0].server_type == "cx33"
+        assert changed[0].resize_from == old and changed[0].server_type == BIGGER
         types.append(changed[0].index)
         notices += plan.notices
-        live = {**live, changed[0].name: LiveServer(changed[0].name, "cx33", changed[0].location, "running",
+        live = {**live, changed[0].name: LiveServer(changed[0].name, BIGGER, changed[0].location, "running",
                                                     dev.hub.image)}
     assert types == [0, 1, 2], "lowest index first"
     assert "2 more follow" in notices[0] and "1 more follows" in notices[1] and "the last one" in notices[2]
     assert all(changes.RUNBOOK_RESIZE in n for n in notices)
     done = plan_hub(hub, dev.karmada.etcd, Deployed(servers=live))
-    assert {p.server_type for p in done.servers} == {"cx33"} and not done.notices
+    assert {p.server_type for p in done.servers} == {BIGGER} and not done.notices
 
 
 def test_no_resize_while_a_server_is_not_running(dev: FleetConfig) -> None:
-    hub = _hub(dev, server_type="cx33")
+    hub = _hub(dev, server_type=BIGGER)
     with pytest.raises(UnsafeChange) as exc:
         plan_hub(hub, dev.karmada.etcd, Deployed(servers=_live(dev.hub, status={2: "off"})))
     assert exc.value.key == "hub.serverType" and "karmada-hub-dev-cp-2 is off" in str(exc.value)
@@ -102,11 +106,11 @@ def test_no_resize_while_a_server_is_not_running(dev: FleetConfig) -> None:
 
 
 def test_a_new_server_gets_the_new_type_at_once(dev: FleetConfig) -> None:
-    hub = _hub(dev, server_type="cx33")
+    hub = _hub(dev, server_type=BIGGER)
     plan = plan_hub(hub, dev.karmada.etcd, Deployed(servers=_live(dev.hub, skip=(1,))))
     by_index = {p.index: p for p in plan.servers}
-    assert by_index[1].server_type == "cx33" and by_index[1].resize_from is None
-    assert [by_index[0].server_type, by_index[2].server_type].count("cx33") == 1
+    assert by_index[1].server_type == BIGGER and by_index[1].resize_from is None
+    assert [by_index[0].server_type, by_index[2].server_type].count(BIGGER) == 1
 
 
 # ------------------------------------------------------------------------------------------ location, image
@@ -181,11 +185,11 @@ def test_record_labels_are_valid_hetzner_labels(dev: FleetConfig) -> None:
 # ------------------------------------------------------------------------------------------ the program, offline
 
 
-def _deployed_dev(config: FleetConfig, server_type: str = "cx23", storage: str = "8Gi") -> dict[str, list[Any]]:
+def _deployed_dev(config: FleetConfig, server_type: str | None = None, storage: str = "8Gi") -> dict[str, list[Any]]:
     hub = config.hub
     assert hub is not None
     labels = {"karmada-hub/cluster": hub.name, "karmada-hub/role": "control-plane"}
-    servers = [live_server(changes.server_name(hub, i), server_type, hub.server_location(i), labels)
+    servers = [live_server(changes.server_name(hub, i), server_type or hub.server_type, hub.server_location(i), labels)
                for i in range(hub.servers)]
     record = {**changes.record_labels(hub, config.karmada.etcd), f"{changes.RECORD_PREFIX}etcd-storage-size": storage}
     network = live_network(hub.name, str(hub.network.cidr), {"karmada-hub/cluster": hub.name, **record})
@@ -202,9 +206,11 @@ def test_program_on_a_running_hub_joins_every_server_and_resizes_one(dev: FleetC
     from hubctl.plan import run_program
     from hubctl.stackfile import read_stack
 
-    plan = run_program(REPO, read_stack(REPO, "dev"), live=_deployed_dev(dev, server_type="cx33"))
+    assert dev.hub is not None
+    new, old = dev.hub.server_type, BIGGER  # the servers run another type than the stack file says
+    plan = run_program(REPO, read_stack(REPO, "dev"), live=_deployed_dev(dev, server_type=old))
     servers = _servers(plan)
-    assert [servers[f"karmada-hub-dev-cp-{i}"]["serverType"] for i in range(3)] == ["cx23", "cx33", "cx33"]
+    assert [servers[f"karmada-hub-dev-cp-{i}"]["serverType"] for i in range(3)] == [new, old, old]
     for name, inputs in servers.items():
         doc = yaml.safe_load(inputs["userData"].split("\n", 1)[1])
         paths = {f["path"] for f in doc["write_files"]}
@@ -214,7 +220,7 @@ def test_program_on_a_running_hub_joins_every_server_and_resizes_one(dev: FleetC
         assert "/usr/local/sbin/k3s-join-mode" not in paths
     dynamic = [unwrap(r.inputs) for r in plan.by_type("pulumi-python:dynamic:Resource")]
     gates = {d["node"]: d["trigger"] for d in dynamic if "node" in d}
-    assert gates == {"karmada-hub-dev-cp-0": "cx23", "karmada-hub-dev-cp-1": "cx33", "karmada-hub-dev-cp-2": "cx33"}
+    assert gates == {"karmada-hub-dev-cp-0": new, "karmada-hub-dev-cp-1": old, "karmada-hub-dev-cp-2": old}
 
 
 def test_plan_refuses_an_immutable_change_with_one_line_and_exit_2(dev: FleetConfig, tmp_path: Path) -> None:

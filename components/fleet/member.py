@@ -18,10 +18,9 @@ import base64
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import versions
 from components.config import CapiCredentials, FleetConfig, MemberConfig
 from components.fleet import member_docs as docs
-from components.karmada import flags, manifests, pki_spec
+from components.karmada import flags, manifests, pki_spec, workloads
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply, apply_rendered
@@ -120,10 +119,7 @@ class MemberCluster(pulumi.ComponentResource):
         cert = tls.leaf(spec.name, karmada_ca, spec.common_name, spec.usages,
                         config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
                         dns_names=spec.dns_names)
-        image = versions.karmada_image("karmada-scheduler-estimator", config.karmada.version)
-        workload = manifests.scheduler_estimator_workload(
-            member.name, image, feature_gates=flags.gates_for("karmada-scheduler-estimator",
-                                                              config.karmada.feature_gates))
+        workload = workloads.estimator(config, member.name)
         files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
                  f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
         needed = manifests.pki_files(workload.args)

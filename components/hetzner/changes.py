@@ -104,6 +104,8 @@ class HubPlan:
 
 
 def server_name(hub: HubConfig, index: int) -> str:
+    """The `index`-th hub server's Hetzner name (also its hostname and k3s node name); hub_cluster.hub_server_name
+    is this function."""
     return f"{hub.name}-cp-{index}"
 
 

@@ -45,6 +45,21 @@ K3S_CA_NAMES = {
 }
 
 
+def hub_server_name(hub: HubConfig, index: int) -> str:
+    """The `index`-th hub server's Hetzner name, which is also its hostname and its k3s node name."""
+    return changes.server_name(hub, index)
+
+
+def hub_labels(hub: HubConfig) -> dict[str, str]:
+    """The Hetzner labels of every hub resource."""
+    return {"karmada-hub/cluster": hub.name}
+
+
+def hub_server_labels(hub: HubConfig) -> dict[str, str]:
+    """The hub servers' Hetzner labels (the API LB selects on them) and their k3s node labels."""
+    return {**hub_labels(hub), "karmada-hub/role": "control-plane"}
+
+
 def private_ip(hub: HubConfig, index: int) -> str:
     return str(hub.network.subnet.network_address + SERVER_FIRST_HOST_INDEX + index)
 
@@ -89,8 +104,8 @@ class HubCluster(pulumi.ComponentResource):
         hub = config.hub
         assert hub is not None, "FleetConfig guarantees a hub section for roles that build one"
         child = pulumi.ResourceOptions(parent=self)
-        labels = {"karmada-hub/cluster": hub.name}
-        node_labels = {**labels, "karmada-hub/role": "control-plane"}
+        labels = hub_labels(hub)
+        node_labels = hub_server_labels(hub)
         hours_ca, hours_leaf = config.karmada.pki.ca_validity_hours, config.karmada.pki.leaf_validity_hours
         # preflight.check_deployed already refused what this plan cannot do; here it only decides.
         self.plan = changes.plan_hub(hub, config.karmada.etcd, live.read_deployed(hub))

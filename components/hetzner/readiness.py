@@ -165,7 +165,7 @@ def wait_node_ready(
     ca_pem: str,
     cert_pem: str,
     key_pem: str,
-    timeout_seconds: float = 1200,
+    timeout_seconds: float = 900,
     interval_seconds: float = 5,
     request_timeout_seconds: float = 5,
 ) -> float:
@@ -220,7 +220,7 @@ class NodeReadiness(Resource):
         ca_pem: pulumi.Input[str],
         client_cert_pem: pulumi.Input[str],
         client_key_pem: pulumi.Input[str],
-        timeout_seconds: int = 1200,
+        timeout_seconds: int = 900,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(

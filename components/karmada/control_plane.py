@@ -16,18 +16,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components import versions
 from components.config import FleetConfig
 from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
-from components.karmada import flags, manifests, pki_spec
+from components.karmada import flags, manifests, pki_spec, workloads
 from components.karmada.bootstrap import descheduler_rbac
+from components.karmada.workloads import APISERVER_AUTHN_CONFIGMAP
 from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply
-
-APISERVER_AUTHN_CONFIGMAP = "karmada-apiserver-authentication"
-"""ConfigMap holding the karmada-apiserver's AuthenticationConfiguration (manifests.authentication_config)."""
 
 COMPONENT_CLIENT_CERTS = {
     "karmada-controller-manager": "controller-manager",
@@ -98,20 +95,12 @@ class KarmadaControlPlane(pulumi.ComponentResource):
     def __init__(self, name: str, config: FleetConfig, hub: HubCluster,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karmada-hub:index:KarmadaControlPlane", name, None, opts)
-        karmada = config.karmada
-        rel = karmada.release
-        reps = karmada.replicas
         assert config.hub is not None
         dns_names = [config.hub.api_dns_name] if config.hub.api_dns_name else []
         host = pulumi.ResourceOptions(parent=self, provider=hub.provider, depends_on=[hub.readiness])
         self.pki = KarmadaPki(f"{name}-pki", config, hub.lb_ipv4, dns_names,
                               opts=pulumi.ResourceOptions(parent=self))
         pki = self.pki
-        # The fleet's tenant gates (karmada.featureGates), each rendered only on the binaries that read it.
-        self._gates = frozenset(karmada.feature_gates)
-        quota = "FederatedQuotaEnforcement" in self._gates
-        failover = flags.FailoverSettings.from_config(config.failover)
-        kube_image = f"{versions.KUBE_IMAGE_REGISTRY}/{{}}:{rel.kube_apiserver}"
 
         # hub.protect: deleting the control-plane namespace deletes etcd's claims and every component
         ns = apply("host", manifests.namespace(), pulumi.ResourceOptions.merge(
@@ -152,8 +141,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
 
         # --- etcd
         # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
-        etcd_args = flags.etcd_args(karmada.etcd.replicas, f"karmada-hub-{pulumi.get_stack()}-etcd")
-        etcd_files = manifests.etcd_pki_files(etcd_args)
+        etcd_doc = workloads.etcd(config, f"karmada-hub-{pulumi.get_stack()}-etcd")
+        etcd_pki = next(v for v in etcd_doc["spec"]["template"]["spec"]["volumes"] if v["name"] == "pki")
+        etcd_files = [item["path"] for item in etcd_pki["secret"]["items"]]  # what the pod mounts, no more
         etcd_secret = apply("host", manifests.secret(
             "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},
             component="etcd"), host_ns)
@@ -163,10 +153,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                                         headless=True), host_ns)
         apply("host", manifests.service(flags.ETCD_CLIENT_SERVICE, {"client": (2379, 2379)}, component="etcd"),
               host_ns)
-        etcd = apply("host", manifests.etcd_statefulset(
-            etcd_args, f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{rel.etcd}", karmada.etcd.replicas,
-            karmada.etcd.storage_class, karmada.etcd.storage_size, prepare_source),
-            pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret, prepare_cm])))
+        etcd = apply("host", etcd_doc, pulumi.ResourceOptions.merge(
+            host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret, prepare_cm])))
         apply("host", manifests.pdb("etcd"), host_ns)
         self.etcd = etcd
 
@@ -185,32 +173,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             "karmada-apiserver-encryption",
             {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
             component="karmada-apiserver"), host_ns)
-        apiserver_args = flags.karmada_apiserver_args()
-        apiserver = deploy(manifests.Workload(
-            name="karmada-apiserver", image=kube_image.format("kube-apiserver"),
-            command=flags.COMMANDS["karmada-apiserver"], args=apiserver_args, replicas=reps.apiserver,
-            ports={"https": flags.APISERVER_PORT},
-            # Anonymous requests reach exactly flags.HEALTH_PATHS (the authentication config), so kubelet can
-            # probe them; the LB gate below still calls /readyz with a client cert before anything uses the API.
-            liveness=manifests.Probe(flags.APISERVER_PORT, "/livez", "HTTPS", initial_delay=15, failure_threshold=8),
-            readiness=manifests.Probe(flags.APISERVER_PORT, "/readyz", "HTTPS", initial_delay=5, period=5),
-            requests=_resources("500m", "1Gi"), kubeconfig=False,
-            extra_volumes=[
-                {"name": "audit-policy", "configMap": {"name": "karmada-apiserver-audit-policy"}},
-                {"name": "audit-log", "emptyDir": {"sizeLimit": "1Gi"}},
-                {"name": "encryption", "secret": {"secretName": "karmada-apiserver-encryption",
-                                                  "defaultMode": 0o440}},
-                {"name": "authentication", "configMap": {"name": APISERVER_AUTHN_CONFIGMAP}},
-            ],
-            extra_mounts=[
-                {"name": "audit-policy", "mountPath": flags.AUDIT_POLICY_PATH.rsplit("/", 1)[0], "readOnly": True},
-                {"name": "audit-log", "mountPath": flags.AUDIT_LOG_PATH.rsplit("/", 1)[0]},
-                {"name": "encryption", "mountPath": flags.ENCRYPTION_CONFIG_PATH.rsplit("/", 1)[0],
-                 "readOnly": True},
-                {"name": "authentication", "mountPath": flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[0],
-                 "readOnly": True},
-            ],
-        ), after=[etcd, audit_cm, enc, authn_cm])
+        apiserver = deploy(workloads.apiserver(config), after=[etcd, audit_cm, enc, authn_cm])
         apply("host", manifests.service(flags.APISERVER_SERVICE, {"https": (flags.APISERVER_PORT,
                                                                             flags.APISERVER_PORT)},
                                         node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)
@@ -239,84 +202,26 @@ class KarmadaControlPlane(pulumi.ComponentResource):
 
         # --- the rest of the components (controllers wait for the bootstrap; see KarmadaBootstrap)
         self.workloads: dict[str, pulumi.CustomResource] = {"karmada-apiserver": apiserver}
-        self.aggregated = deploy(manifests.Workload(
-            name="karmada-aggregated-apiserver",
-            image=versions.karmada_image("karmada-aggregated-apiserver", karmada.version),
-            command=flags.COMMANDS["karmada-aggregated-apiserver"],
-            args=flags.aggregated_apiserver_args(feature_gates={}), replicas=reps.aggregated_apiserver,
-            ports={"https": flags.AGGREGATED_APISERVER_PORT},
-            liveness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/livez", "HTTPS", initial_delay=15),
-            readiness=manifests.Probe(flags.AGGREGATED_APISERVER_PORT, "/readyz", "HTTPS", period=5),
-            requests=_resources("100m", "128Mi"),
-        ), after=[self.readiness])
+        self.aggregated = deploy(workloads.aggregated_apiserver(config), after=[self.readiness])
         apply("host", manifests.service("karmada-aggregated-apiserver",
                                         {"https": (443, flags.AGGREGATED_APISERVER_PORT)}), host_ns)
-        self.webhook = deploy(manifests.Workload(
-            name="karmada-webhook", image=versions.karmada_image("karmada-webhook", karmada.version),
-            command=flags.COMMANDS["karmada-webhook"],
-            args=flags.webhook_args(allow_no_execute_taint_policy=True, quota_enforcement=quota,
-                                    feature_gates=flags.gates_for("karmada-webhook", self._gates)),
-            replicas=reps.webhook, ports={"https": flags.WEBHOOK_PORT, "metrics": 8080},
-            # `/readyz/` on the webhook port is the only health path the binary serves (a check-less
-            # healthz.Handler); `/readyz` would only be redirected there.
-            liveness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", initial_delay=15),
-            readiness=manifests.Probe(flags.WEBHOOK_PORT, flags.WEBHOOK_HEALTH_PATH, "HTTPS", period=5),
-            requests=_resources("100m", "128Mi"),
-        ), after=[self.readiness])
+        self.webhook = deploy(workloads.webhook(config), after=[self.readiness])
         apply("host", manifests.service("karmada-webhook", {"https": (443, flags.WEBHOOK_PORT)}), host_ns)
         self.workloads.update({"karmada-aggregated-apiserver": self.aggregated, "karmada-webhook": self.webhook})
         self._deploy = deploy
-        self._kube_image = kube_image
-        self._quota = quota
-        self._failover = failover
         self._config = config
         self.register_outputs({"externalUrl": external, "adminKubeconfig": self.admin_kubeconfig})
 
     def start_controllers(self, bootstrap: Sequence[pulumi.Resource]) -> None:
         """kube-controller-manager, scheduler and controller-manager, after CRDs and APIServices exist
         (they crash-loop without them, and Pulumi would time out waiting for readiness)."""
-        reps = self._config.karmada.replicas
-        deploy = self._deploy
-        estimators = self._config.karmada.scheduler_estimators
-        self.workloads["kube-controller-manager"] = deploy(manifests.Workload(
-            name="kube-controller-manager", image=self._kube_image.format("kube-controller-manager"),
-            command=flags.COMMANDS["kube-controller-manager"], args=flags.kube_controller_manager_args(),
-            replicas=reps.kube_controller_manager, ports={"https": flags.KCM_PORT},
-            liveness=manifests.Probe(flags.KCM_PORT, "/healthz", "HTTPS", initial_delay=15),
-            readiness=manifests.Probe(flags.KCM_PORT, "/healthz", "HTTPS", period=5),
-            requests=_resources("200m", "256Mi"),
-        ), after=bootstrap)
-        self.workloads["karmada-scheduler"] = deploy(manifests.Workload(
-            name="karmada-scheduler",
-            image=versions.karmada_image("karmada-scheduler", self._config.karmada.version),
-            command=flags.COMMANDS["karmada-scheduler"],
-            args=flags.scheduler_args(enable_estimator=estimators,
-                                      feature_gates=flags.gates_for("karmada-scheduler", self._gates)),
-            replicas=reps.scheduler, ports={"metrics": 8080, "health": 10351},
-            liveness=manifests.Probe(10351, "/healthz", initial_delay=15),
-            readiness=manifests.Probe(10351, "/healthz", period=5),
-            requests=_resources("100m", "128Mi"),
-        ), after=bootstrap)
-        self.workloads["karmada-controller-manager"] = deploy(manifests.Workload(
-            name="karmada-controller-manager",
-            image=versions.karmada_image("karmada-controller-manager", self._config.karmada.version),
-            command=flags.COMMANDS["karmada-controller-manager"],
-            args=flags.controller_manager_args(
-                enable_failover=True, quota_enforcement=self._quota, failover=self._failover,
-                feature_gates=flags.gates_for("karmada-controller-manager", self._gates)),
-            replicas=reps.controller_manager, ports={"metrics": 8080, "health": 10357},
-            liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
-            readiness=manifests.Probe(10357, "/healthz", period=5),
-            requests=_resources("200m", "512Mi"),
-        ), after=bootstrap)
-        karmada = self._config.karmada
-        if karmada.descheduler_enabled:
+        rbac: list[pulumi.Resource] = []
+        if self._config.karmada.descheduler_enabled:
             on_karmada = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=list(bootstrap))
             rbac = [apply("karmada", obj, on_karmada) for obj in descheduler_rbac(pki_spec.DESCHEDULER_USER)]
-            self.workloads[manifests.DESCHEDULER] = deploy(manifests.descheduler_workload(
-                versions.karmada_image(manifests.DESCHEDULER, karmada.version), reps.descheduler,
-                karmada.descheduler.interval_seconds, karmada.descheduler.unschedulable_threshold_seconds,
-            ), after=[*bootstrap, *rbac])
+        for workload in workloads.controllers(self._config):
+            after = [*bootstrap, *rbac] if workload.name == manifests.DESCHEDULER else bootstrap
+            self.workloads[workload.name] = self._deploy(workload, after=after)
 
 
 def ca_bundle(ca_pem: pulumi.Input[str]) -> pulumi.Output[str]:

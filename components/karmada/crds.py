@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
+from components.kube import yamlutil
 
 CRD_SHA256: dict[str, dict[str, str]] = {
     "v1.18.2": {
@@ -163,6 +163,6 @@ def load_crds(version: str, allow_download: bool | None = None) -> list[dict[str
         allow_download = os.environ.get("KARMADA_HUB_NO_DOWNLOAD") != "1"
     crds = []
     for rel in sorted(CRD_SHA256[version]):
-        doc = yaml.safe_load(fetch(version, rel, allow_download))
+        doc = yamlutil.load(fetch(version, rel, allow_download))
         crds.append({k: v for k, v in doc.items() if k != "status"})
     return crds

@@ -349,8 +349,12 @@ estimates available through a hub node loss."""
 MEMBER_KUBECONFIG_SUFFIX = "-member-kubeconfig"
 
 
+ESTIMATOR_REQUESTS = {"cpu": "100m", "memory": "128Mi"}
+
+
 def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIMATOR_REPLICAS,
-                                 feature_gates: Mapping[str, bool] | None = None) -> Workload:
+                                 feature_gates: Mapping[str, bool] | None = None,
+                                 requests: Mapping[str, str] = ESTIMATOR_REQUESTS) -> Workload:
     """One member's karmada-scheduler-estimator on the host cluster, as the scheduler expects to find it:
     named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
     the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
@@ -365,7 +369,7 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
         # `/healthz` is a constant 200; the gRPC port opens only once the member informers synced, so ready
         # means "the port accepts" (no gRPC health service exists for a grpc probe).
         readiness=Probe(flags.ESTIMATOR_PORT, period=5),
-        requests={"cpu": "100m", "memory": "128Mi"}, kubeconfig=False,
+        requests=dict(requests), kubeconfig=False,
         extra_volumes=[{"name": "member-kubeconfig", "secret": {
             "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,
             "items": [{"key": kube_file, "path": kube_file}]}}],

@@ -18,6 +18,7 @@ from components import versions
 from components.config import ConfigError, FleetConfig
 from components.fleet import whatif
 from components.karmada import features
+from components.operations import capacity, names
 from components.operations.budget import check_rto, failover_budget
 from components.operations.skew import skew_rows
 
@@ -35,6 +36,8 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    names.check(config, stack_file)
+    capacity.check(config, stack_file)
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
@@ -77,7 +80,8 @@ def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
 
 def hub_contract(config: FleetConfig) -> dict[str, Any]:
     """What a hub stack promises its region stacks (exported as `fleetContract`): the values a region must
-    agree with but cannot read from its own config."""
+    agree with but cannot read from its own config, and what the hub's servers have left for the
+    scheduler-estimators region stacks run there."""
     dns = config.dns
     return {
         "karmadaVersion": config.karmada.version,
@@ -88,13 +92,15 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds,
                                          "failover": dns.failover.model_dump(by_alias=True)},
+        "hubCapacity": capacity.headroom(config),
     }
 
 
 def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_file: str, hub_stack: str,
                        hub_file: str | None = None) -> None:
     """A region stack against its hub's `fleetContract`: agents within the control plane's skew, estimators
-    exactly where the hub's scheduler and descheduler dial them, the fleet's gates and priority table, the
+    exactly where the hub's scheduler and descheduler dial them and on servers with room for them, the fleet's
+    gates and priority table, the
     controller-manager's failover values and the budget's DNS terms equal to what the hub's binaries do."""
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(f"{stack_file}: karmada-hub:{key}: {message}")
@@ -113,6 +119,7 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}: "
                    f"{exc} (set karmada.version: {hub_version})") from None
     _check_estimators(config, contract, fail, hub_stack, hub_where)
+    capacity.check_estimators_fit(config, contract.get("hubCapacity"), stack_file, hub_stack)
     _check_tenant_contract(config, contract, fail, hub_stack)
     _check_failover(config, contract, fail, hub_stack, hub_where)
     hub_dns = contract.get("dns")

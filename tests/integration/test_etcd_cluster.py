@@ -97,9 +97,18 @@ def test_cluster_forms_with_rendered_args(cluster: EtcdCluster) -> None:
     assert "--listen-peer-urls=https://0.0.0.0:2380" in cluster.members[0].args
     # etcd itself ran from the config file prepare wrote (its only flag), and the decision was `new`
     assert [a.split("=", 1)[0] for a in cluster.members[0].main_args] == ["--config-file"]
-    config = json.loads((cluster.members[0].run_dir / "etcd.conf.yaml").read_text())
-    assert config["initial-cluster-state"] == "new" and config["peer-transport-security"]["client-cert-auth"]
-    assert "every other member answers and none has formed a cluster" in cluster.log_tail(0, 200)
+    # every member decided `new` with every other member answering, or (a slow one, after the other two had
+    # already formed the cluster) joined it as a new member; either way through its own prepare step
+    for i, m in enumerate(cluster.members):
+        config = json.loads((m.run_dir / "etcd.conf.yaml").read_text())
+        assert config["peer-transport-security"]["client-cert-auth"] is True
+        log = cluster.log_tail(i, 5000)
+        if config["initial-cluster-state"] == "new":
+            assert "every other member answers and none has formed a cluster" in log, m.pod_name
+        else:
+            assert "joined as a new member" in log and config["initial-cluster-state"] == "existing", m.pod_name
+    states = [json.loads((m.run_dir / "etcd.conf.yaml").read_text())["initial-cluster-state"] for m in cluster.members]
+    assert states.count("new") >= 2, "a quorum of members created the cluster"
 
 
 def test_quorum_loss_and_recovery(cluster: EtcdCluster) -> None:

@@ -1,0 +1,106 @@
+"""components/kube/yamlutil: libyaml where it gives PyYAML's bytes, PyYAML where it would not.
+
+The plan's manifests must stay byte-identical whichever emitter wrote them; the two emitters differ only in
+where they fold a scalar longer than the line width, and `_fits` must only let through documents where no
+scalar can get there.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+import yaml
+
+from components.kube import yamlutil
+
+needs_libyaml = pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML built without libyaml")
+
+
+def _c_dump(obj: Any) -> str:
+    assert yamlutil._CDumper is not None
+    return yaml.dump(obj, Dumper=yamlutil._CDumper, sort_keys=False, default_flow_style=False,
+                     width=yamlutil.WIDTH)
+
+
+def _nested(value: Any, depth: int) -> Any:
+    for i in range(depth):
+        value = {f"level{i}": [value] if i % 2 else value}
+    return value
+
+
+def test_every_rendered_object_dumps_as_the_python_emitter_would(rendered_dev: Any) -> None:
+    from hubctl.plan import manifests
+
+    objects = [o for objs in manifests(rendered_dev).values() for o in objs]
+    assert len(objects) > 100
+    for obj in objects:
+        assert yamlutil.dump(obj) == yamlutil.dump_python(obj), obj["metadata"]["name"]
+    if yamlutil._CDumper is not None:
+        fast = sum(yamlutil._fits(o) for o in objects)
+        assert fast > 0.8 * len(objects), "most objects should take libyaml's path"
+
+
+@needs_libyaml
+def test_a_long_scalar_is_written_by_the_python_emitter() -> None:
+    """The hazard itself: a CRD-style description past the width folds differently in libyaml."""
+    # A tab after a line break (as in the Ingress CRD's `host` description) forces double quotes.
+    text = "\n\t  ".join(f'line {i} of a description "that" goes on and on' for i in range(40))
+    doc = _nested({"description": text}, 6)
+    assert _c_dump(doc) != yamlutil.dump_python(doc), "libyaml and PyYAML agree here; the test lost its point"
+    assert not yamlutil._fits(doc)
+    assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+
+
+@needs_libyaml
+@pytest.mark.parametrize("depth", [0, 3, 9])
+def test_whatever_fits_is_identical_across_the_width_boundary(depth: int) -> None:
+    """Strings of every shape near the width: whenever `_fits` lets a document through, both emitters agree."""
+    pieces = ["word ", 'quote" ', "back\\slash ", "it's ", "tab\there ", "line\nbreak ", "ümlaut ", "x"]
+    checked = 0
+    for piece, length in itertools.product(pieces, range(600, 1040, 9)):
+        value = (piece * (length // len(piece) + 1))[:length]
+        for doc in (_nested({"key": value}, depth), _nested([value, {"k": value}], depth)):
+            if yamlutil._fits(doc):
+                checked += 1
+                assert _c_dump(doc) == yamlutil.dump_python(doc), (piece, length, depth)
+            assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+    assert checked > 0
+
+
+def test_load_reads_what_safe_load_reads() -> None:
+    from components import versions
+    from components.karmada import crds
+
+    rel = sorted(crds.CRD_SHA256[versions.KARMADA_VERSION])[0]
+    text = crds.fetch(versions.KARMADA_VERSION, rel, allow_download=False)
+    assert yamlutil.load(text) == yaml.safe_load(text)
+    with pytest.raises(yaml.YAMLError):
+        yamlutil.load("a: [1, 2\nb: 3")
+
+
+def test_directly_built_nodes_match_the_representer() -> None:
+    """`_node` stands in for SafeRepresenter: every scalar kind, look-alike strings, empty containers."""
+    strings = ["", " lead", "trail ", "yes", "no", "on", "null", "~", "1", "-1", "0x1f", "1.5", "1e3", ".inf",
+               "2026-12-01", "a: b", "- x", "#c", "@x", "`x", "multi\nline", "multi\nline \n", "tab\tx", "ümlaut",
+               "quote'", 'dq"', "*alias", "&anchor", "!tag", "%x", "{x}", "[x]"]
+    doc = {
+        "strings": strings, "ints": [0, -3, 2**70], "bools": [True, False], "none": None,
+        "empty": {"map": {}, "seq": []}, "nested": [[{"a": [1, {"b": None}]}]],
+        **{s: s for s in strings if s},
+    }
+    assert yamlutil._c_dump(doc) == yamlutil.dump_python(doc) if yamlutil._CDumper else True
+    assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+
+
+@pytest.mark.parametrize("doc", [
+    {"shared": (_s := {"x": 1}), "again": _s},  # the representer anchors it: &id001 / *id001
+    {"float": 1.5, "big": 1e17, "nan": float("nan")},
+    {"tuple": (1, 2)},
+    {2: "int key", None: "null key", True: "bool key"},
+])
+def test_anything_else_goes_through_the_representer(doc: Any) -> None:
+    assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+    if yamlutil._CDumper is not None and not all(isinstance(k, str) for k in doc):
+        assert yamlutil._c_dump(doc) == yamlutil.dump_python(doc)
