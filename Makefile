@@ -4,21 +4,29 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup plan test lint budget clean
+.PHONY: setup plan test lint budget docs clean
 
-$(BIN)/.installed: requirements.txt requirements-dev.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	touch $@
+$(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	@echo "==> $(VENV): a virtualenv for this checkout"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "==> installing requirements (a fresh clone installs about 400 MB, a few minutes; pip lists each package)"
+	$(BIN)/python -m pip install --upgrade --progress-bar off pip
+	$(BIN)/python -m pip install --progress-bar off -r requirements-dev.txt
+	@echo "==> the hubctl command ($(BIN)/hubctl, this checkout in editable mode)"
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $@
 
 setup: $(BIN)/.installed
 
 plan: setup  ## offline plan of $(STACK) into build/plan/$(STACK) (no Pulumi CLI, no credentials)
-	$(BIN)/python -m hubctl plan $(STACK) --policy
+	@echo "==> hubctl plan $(STACK) --policy"
+	$(BIN)/hubctl plan $(STACK) --policy
 
 budget: setup
-	$(BIN)/python -m hubctl budget $(STACK)
+	$(BIN)/hubctl budget $(STACK)
+
+docs: setup  ## regenerate docs/configuration.md and docs/stack.schema.json from components/config.py
+	$(BIN)/hubctl docs
 
 test: setup  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to turn missing-tool skips into failures)
 	$(BIN)/python -m pytest -q

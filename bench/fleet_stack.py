@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 REGIONS = {"eu-fsn": "fsn1", "eu-hel": "hel1", "eu-nbg": "nbg1"}
 _PLACEHOLDER = "v1:QmZNxFleet0Placeholder0000000000==:dGhpcyBpcyBub3QgYSByZWFsIGNpcGhlcnRleHQ="
-SECRETS = ("capiKubeconfig", "hetznerDnsToken", "etcdBackupAccessKey", "etcdBackupSecretKey")
+SECRETS = ("capiKubeconfig", "hetznerDnsToken", "etcdBackupAccessKey", "etcdBackupSecretKey", "etcdBackupEncryptionKey")
 
 
 def member_name(index: int) -> str:

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import pulumi
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -48,6 +49,13 @@ DEPRECATED_SERVER_TYPES = frozenset(
 """Hetzner removed these (CX Gen 2, CPX Gen 1) from the API at the end of 2025."""
 
 LOAD_BALANCER_TYPES = ("lb11", "lb21", "lb31")
+MAX_SPREAD_GROUP_SERVERS = 9
+"""For the schema only: odd and in one spread placement group (Hetzner holds 10); operations/capacity.py refuses
+more (components/hetzner/limits.py SPREAD_PLACEMENT_GROUP_MAX_SERVERS)."""
+RESERVED_NAMESPACE = re.compile(r"^(karmada-system|karmada-cluster|karmada-es-.*|kube-.*)$")
+"""Karmada ignores objects there: names.IsReservedNamespace (karmada-system, karmada-cluster, karmada-es-*) and the
+controller-manager's default --skipped-propagating-namespaces=kube-.* (karmada v1.18.2 pkg/util/names/names.go,
+pkg/detector/detector.go EventFilter, cmd/controller-manager/app/options/options.go)."""
 WORLD = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -64,6 +72,68 @@ def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
     return PydanticCustomError(kind, message, ctx)
 
 
+def _network(value: Any, family: int | None = None) -> Any:
+    """A CIDR, with a message that names the family the user wrote (an IPv6 typo is not "not IPv4")."""
+    if isinstance(value, ipaddress.IPv4Network | ipaddress.IPv6Network):
+        return value
+    if not isinstance(value, str):
+        raise _fail("cidr", "must be a network in CIDR notation like 198.51.100.0/24 (got a {kind})",
+                    kind=type(value).__name__)
+    text = value.strip()
+    written = 6 if ":" in text else 4
+    if family == 4 and written == 6:
+        raise _fail("cidr", "'{v}' is IPv6; Hetzner private networks are IPv4 (like 10.0.0.0/16)", v=text[:60])
+    cls = ipaddress.IPv6Network if written == 6 else ipaddress.IPv4Network
+    example = "2001:db8::/48" if written == 6 else "198.51.100.0/24"
+    try:
+        return cls(text, strict=True)
+    except ValueError as exc:
+        try:
+            net = cls(text, strict=False)
+        except ValueError:
+            raise _fail("cidr", "'{v}' is not a valid IPv{f} network like {example} ({why})", v=text[:60], f=written,
+                        example=example, why=str(exc)[:100]) from None
+        raise _fail("cidr", "'{v}' has host bits set; did you mean {net}?", v=text[:60], net=str(net)) from None
+
+
+Cidr = Annotated[ipaddress.IPv4Network | ipaddress.IPv6Network, BeforeValidator(_network)]
+"""An IPv4 or IPv6 network."""
+Cidr4 = Annotated[ipaddress.IPv4Network, BeforeValidator(lambda v: _network(v, 4))]
+"""An IPv4 network (Hetzner private networks)."""
+
+_NOT_PUBLIC = tuple(ipaddress.ip_network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+    "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+    "224.0.0.0/4", "240.0.0.0/4", "2001:db8::/32"))
+"""IANA special-purpose blocks (RFC 6890): private, shared, loopback, link-local, documentation, multicast, reserved."""
+GLOBAL_V6 = ipaddress.ip_network("2000::/3")
+"""IPv6 global unicast: everything the internet routes today."""
+ADMIN_MAX_PUBLIC = {4: 2**24, 6: 2**96}
+"""Most public addresses an admin CIDR list may admit without allowWorld: a /8 of IPv4, a /32 of IPv6."""
+
+
+def public_addresses(nets: list[Any], version: int) -> int:
+    """How many publicly routable addresses `nets` admit together (overlaps counted once)."""
+    same = [n for n in nets if n.version == version]
+    total = 0
+    for net in ipaddress.collapse_addresses(same):
+        if version == 6:
+            if not (net.subnet_of(GLOBAL_V6) or GLOBAL_V6.subnet_of(net)):
+                continue
+            net = net if net.subnet_of(GLOBAL_V6) else GLOBAL_V6
+        count = net.num_addresses
+        for block in _NOT_PUBLIC:
+            if block.version != version:
+                continue
+            if block.subnet_of(net):
+                count -= block.num_addresses
+            elif net.subnet_of(block):
+                count = 0
+                break
+        total += count
+    return total
+
+
 def _alias(name: str) -> str:
     """snake_case -> camelCase, keeping `k3s` as people write it (`k3sVersion`, not `k3SVersion`)."""
     return to_camel(name).replace("k3S", "k3s")
@@ -73,7 +143,8 @@ class Model(BaseModel):
     """Base for every config model: camelCase keys in YAML, unknown keys rejected, immutable."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=_alias, populate_by_name=True, str_strip_whitespace=True
+        extra="forbid", frozen=True, alias_generator=_alias, populate_by_name=True, str_strip_whitespace=True,
+        use_attribute_docstrings=True,
     )
 
 
@@ -81,9 +152,9 @@ class Model(BaseModel):
 
 
 class FirewallConfig(Model):
-    ssh_cidrs: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = Field(min_length=1)
+    ssh_cidrs: list[Cidr] = Field(min_length=1)
     """Who may reach the servers' SSH port."""
-    api_cidrs: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = Field(min_length=1)
+    api_cidrs: list[Cidr] = Field(min_length=1)
     """Who may reach 6443 (k3s) and 5443 (karmada-apiserver) on the servers' public addresses."""
     allow_world: bool = False
     """Must be true for 0.0.0.0/0 or ::/0 to be accepted in either list."""
@@ -101,19 +172,37 @@ class FirewallConfig(Model):
                         "hub.firewall.allowWorld: true",
                         net=str(net),
                     )
+        for field in ("ssh_cidrs", "api_cidrs"):
+            nets = getattr(self, field)
+            for version, world in ((4, "IPv4"), (6, "IPv6")):
+                admitted = public_addresses(nets, version)
+                if admitted > ADMIN_MAX_PUBLIC[version]:
+                    listed = ", ".join(str(n) for n in nets if n.version == version)
+                    share = admitted / public_addresses([WORLD[0 if version == 4 else 1]], version)
+                    raise _fail(
+                        "world_cover",
+                        "{field} {listed} admit {share} of the public {world} internet; an admin list may admit at "
+                        "most a {limit}: list your admin networks or set hub.firewall.allowWorld: true",
+                        field=_alias(field), listed=listed[:120], share=f"{share:.0%}" if share >= 0.01 else
+                        f"{share:.2%}", world=world, limit="/8" if version == 4 else "/32",
+                    )
         return self
 
 
 class LoadBalancerConfig(Model):
     type: Literal["lb11", "lb21", "lb31"] = "lb11"
+    """Hetzner load balancer type of the hub's API load balancer."""
     location: str | None = None
     """Defaults to the first hub location."""
     public_interface: bool = True
+    """Give the API load balancer a public interface (admins and members reach 6443/5443 through it)."""
 
 
 class NetworkConfig(Model):
-    cidr: ipaddress.IPv4Network = ipaddress.IPv4Network("10.0.0.0/16")
-    subnet: ipaddress.IPv4Network = ipaddress.IPv4Network("10.0.1.0/24")
+    cidr: Cidr4 = ipaddress.IPv4Network("10.0.0.0/16")
+    """The hub's private Hetzner network (an RFC 1918 range)."""
+    subnet: Cidr4 = ipaddress.IPv4Network("10.0.1.0/24")
+    """The subnet the hub's servers and its load balancer get their private addresses from; inside `cidr`."""
 
     @model_validator(mode="after")
     def _subnet_inside(self) -> NetworkConfig:
@@ -127,24 +216,46 @@ class NetworkConfig(Model):
 
 class SshKeyConfig(Model):
     name: DnsLabel
+    """Name of the key in Hetzner (prefixed with the hub name)."""
     public_key: str = Field(pattern=r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$")
+    """The OpenSSH public key line (`ssh-ed25519 AAAA… comment`), never a private key."""
+
+    @field_validator("public_key", mode="before")
+    @classmethod
+    def _not_a_private_key(cls, v: Any) -> Any:
+        if isinstance(v, str) and ("PRIVATE KEY" in v or v.lstrip().startswith("-----BEGIN")):
+            raise _fail("private_key", "this is a private key (not shown); paste the public key instead, e.g. the "
+                        "output of `ssh-keygen -y -f <keyfile>`, and treat the key as leaked if it was committed")
+        return v
 
 
 class HubConfig(Model):
     name: DnsLabel = "karmada-hub"
+    """Prefix of every Hetzner resource of the hub (servers are `<name>-cp-<n>`)."""
     locations: list[str] = Field(default=["fsn1", "nbg1", "hel1"], min_length=1)
+    """Hetzner locations the servers go to round-robin; all in one network zone."""
     server_type: str = "cx33"
     """The smallest current type that holds the control plane with k3s (cx23: 4 GB cannot; docs/fleet-scale.md)."""
-    servers: int = 3
-    image: str = "ubuntu-24.04"
+    servers: int = Field(default=3, json_schema_extra={"minimum": 3, "maximum": MAX_SPREAD_GROUP_SERVERS,
+                                                        "not": {"multipleOf": 2}})
+    """Number of k3s servers (embedded etcd): odd for quorum, at most 9 (one spread placement group holds 10)."""
+    image: str = Field(default="ubuntu-24.04", pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")
+    """Hetzner image the servers boot (cloud-init then installs the pinned k3s)."""
     k3s_version: str = versions.K3S_VERSION
+    """k3s release tag installed on the servers; must be inside Karmada's supported host range."""
     k3s_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     """Optional pin of the k3s binary's sha256; the release's own sha256sum file is checked either way."""
     api_dns_name: str | None = Field(default=None, pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
+    """DNS name of the hub API: used in kubeconfigs, a SAN of the k3s and karmada-apiserver certificates, and an A
+    record for the API load balancer when it is under `dns.domain`. Unset: the load balancer's IPv4."""
     ssh_keys: list[SshKeyConfig] = Field(min_length=1)
+    """SSH keys put on every server."""
     firewall: FirewallConfig
+    """Who may reach the servers' public ports."""
     load_balancer: LoadBalancerConfig = LoadBalancerConfig()
+    """The hub's API load balancer."""
     network: NetworkConfig = NetworkConfig()
+    """The hub's private network."""
     protect: bool = False
     """Protect servers and volumes from `pulumi destroy` (set in production)."""
 
@@ -171,6 +282,9 @@ class HubConfig(Model):
     @field_validator("server_type")
     @classmethod
     def _current_server_type(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v):
+            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13",
+                        v=v[:40])
         if v in DEPRECATED_SERVER_TYPES:
             raise _fail("deprecated", "server type '{v}' is deprecated by Hetzner; use a current type such as cx23, "
                         "cx33 or cpx22", v=v)
@@ -211,14 +325,24 @@ class HubConfig(Model):
 # ------------------------------------------------------------------------------------------ karmada
 
 
+_HA = {"minimum": 2}
+
+
 class ReplicaConfig(Model):
-    apiserver: int = 2
-    aggregated_apiserver: int = 2
-    kube_controller_manager: int = 2
-    scheduler: int = 2
-    controller_manager: int = 2
-    webhook: int = 2
-    descheduler: int = 2
+    apiserver: int = Field(default=2, json_schema_extra=_HA)
+    """karmada-apiserver replicas (>= 2; one per hub server at most, required anti-affinity)."""
+    aggregated_apiserver: int = Field(default=2, json_schema_extra=_HA)
+    """karmada-aggregated-apiserver replicas (>= 2, at most hub.servers)."""
+    kube_controller_manager: int = Field(default=2, json_schema_extra=_HA)
+    """kube-controller-manager replicas for the Karmada API (>= 2, at most hub.servers)."""
+    scheduler: int = Field(default=2, json_schema_extra=_HA)
+    """karmada-scheduler replicas (>= 2, leader-elected, at most hub.servers)."""
+    controller_manager: int = Field(default=2, json_schema_extra=_HA)
+    """karmada-controller-manager replicas (>= 2, leader-elected, at most hub.servers)."""
+    webhook: int = Field(default=2, json_schema_extra=_HA)
+    """karmada-webhook replicas (>= 2, at most hub.servers)."""
+    descheduler: int = Field(default=2, json_schema_extra=_HA)
+    """karmada-descheduler replicas (>= 2, leader-elected, at most hub.servers)."""
 
     @field_validator("*")
     @classmethod
@@ -238,26 +362,50 @@ class EtcdBackupConfig(Model):
     region: str = Field(pattern=r"^[a-z0-9-]+$")
     """SigV4 signing region; for Hetzner the location, e.g. fsn1."""
     bucket: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+    """Bucket the snapshots are uploaded to (S3 bucket naming rules)."""
     prefix: str = Field(default="karmada-etcd", pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
+    """Object key prefix of the snapshots inside the bucket."""
     retain: int = Field(default=28, ge=1, le=1000)
     """Snapshots kept per stack; older ones are deleted after each successful upload."""
     access_key_config_key: str = Field(default="etcdBackupAccessKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret holding the object-storage access key."""
     secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret holding the object-storage secret key."""
+    encryption_key_config_key: str = Field(default="etcdBackupEncryptionKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret every snapshot is encrypted with before it leaves the cluster (AES-256-GCM, format KHB1 in
+    agents/etcd_backup_upload.py). Keep it outside the hub: no snapshot opens without it."""
 
     @field_validator("schedule")
     @classmethod
     def _cron(cls, v: str) -> str:
-        fields = v.split()
-        if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
-            raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
-        return v
+        return _five_field_cron(v)
+
+
+def _five_field_cron(v: str) -> str:
+    fields = v.split()
+    if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,-]+", f) for f in fields):
+        raise _fail("cron", "must be a 5-field cron expression like '17 */6 * * *'")
+    return v
+
+
+ETCD_MAX_QUOTA = 8 * 2**30
+"""etcd's suggested maximum backend size (`MaxQuotaBytes`, etcd v3.6.6 server/storage/quota.go)."""
 
 
 class EtcdConfig(Model):
-    replicas: int = 3
+    replicas: int = Field(default=3, json_schema_extra={"minimum": 3, "not": {"multipleOf": 2}})
+    """Karmada etcd members: odd for quorum, at most hub.servers (required anti-affinity)."""
     storage_class: str = "local-path"
+    """StorageClass of the etcd PersistentVolumeClaims on the hub (k3s ships local-path)."""
     storage_size: str = Field(default="8Gi", pattern=r"^[1-9][0-9]*(Mi|Gi|Ti)$")
+    """Size of each etcd member's volume."""
     backup: EtcdBackupConfig | None = None
+    """Scheduled snapshots to S3-compatible object storage; unset: no backups."""
+    quota_backend_size: str = Field(default="2Gi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+    """etcd `--quota-backend-bytes`: above it etcd raises the NOSPACE alarm and refuses writes. Rendered
+    explicitly (etcd's default is 2 GiB); the monitoring alerts and the backup volume are sized from it."""
+    defrag_schedule: str = "37 3 * * 0"
+    """Cron schedule (UTC) of the defragmentation job (one member at a time, only when fragmented)."""
 
     @field_validator("replicas")
     @classmethod
@@ -266,10 +414,37 @@ class EtcdConfig(Model):
             raise _fail("quorum", "must be an odd number >= 3 for etcd quorum (got {v})", v=v)
         return v
 
+    @field_validator("defrag_schedule")
+    @classmethod
+    def _defrag_cron(cls, v: str) -> str:
+        return _five_field_cron(v)
+
+    @model_validator(mode="after")
+    def _quota_fits(self) -> EtcdConfig:
+        from components.kube.quantity import parse_quantity
+
+        quota = parse_quantity(self.quota_backend_size)
+        if quota > ETCD_MAX_QUOTA:
+            raise _fail("etcd_quota", "quotaBackendSize {q} is above etcd's suggested maximum of 8Gi",
+                        q=self.quota_backend_size, loc=("karmada", "etcd", "quotaBackendSize"))
+        if parse_quantity(self.storage_size) < 2 * quota:
+            raise _fail("etcd_quota", "storageSize {s} must hold twice quotaBackendSize {q} (defragmentation "
+                        "rewrites the database file); raise storageSize or lower quotaBackendSize",
+                        s=self.storage_size, q=self.quota_backend_size, loc=("karmada", "etcd", "storageSize"))
+        return self
+
+    @property
+    def quota_backend_bytes(self) -> int:
+        from components.kube.quantity import parse_quantity
+
+        return int(parse_quantity(self.quota_backend_size))
+
 
 class PkiConfig(Model):
     ca_validity_hours: int = Field(default=87600, ge=8760, le=175200)
+    """Validity of the Karmada CAs, in hours."""
     leaf_validity_hours: int = Field(default=8760, ge=720, le=43800)
+    """Validity of every Karmada leaf certificate, in hours; shorter than the CAs'."""
 
     @model_validator(mode="after")
     def _leaf_inside_ca(self) -> PkiConfig:
@@ -288,7 +463,9 @@ class EstimatorConfig(Model):
     scheduler falls back to its general estimate (Karmada pkg/scheduler/core/util.go calAvailableReplicas
     skips an estimator that errs)."""
     cpu: str = Field(default="100m", pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$")
+    """CPU request (and the basis of the hub capacity check) of each estimator pod."""
     memory: str = Field(default="128Mi", pattern=r"^[1-9][0-9]*(Mi|Gi)$")
+    """Memory request of each estimator pod."""
 
 
 TenantGate = Literal["WorkloadAffinity", "SchedulingOvercommitProtection", "ResourceQuotaEstimate",
@@ -302,9 +479,11 @@ class PriorityClassConfig(Model):
     where the controller-manager looks it up for `schedulePriority` (a missing class stops propagation)."""
 
     name: DnsSubdomain
+    """PriorityClass name (the system- prefix is Kubernetes' own)."""
     value: int = Field(ge=-2147483648, le=1000000000)
     """Higher is scheduled first. 1000000000 is the largest value a user-defined PriorityClass may have."""
     description: str = ""
+    """Shown in the PriorityClass's description."""
 
     @field_validator("name")
     @classmethod
@@ -322,6 +501,7 @@ class DeschedulerConfig(Model):
     member recovers."""
 
     enabled: bool = True
+    """Run karmada-descheduler (it only ever runs beside scheduler-estimators)."""
     interval_seconds: int = Field(default=120, ge=10, le=3600)
     """`--descheduling-interval` (upstream default 2m)."""
     unschedulable_threshold_seconds: int = Field(default=300, ge=30, le=86400)
@@ -330,20 +510,26 @@ class DeschedulerConfig(Model):
 
 class KarmadaConfig(Model):
     version: str = versions.KARMADA_VERSION
+    """Karmada release of the control plane (and the agents); must be in the compatibility matrix."""
     replicas: ReplicaConfig = ReplicaConfig()
+    """Replicas of each control-plane component."""
     etcd: EtcdConfig = EtcdConfig()
+    """Karmada's own etcd."""
     pki: PkiConfig = PkiConfig()
+    """Certificate lifetimes of the Karmada PKI."""
     scheduler_estimators: bool = False
     """The scheduler asks per-member scheduler-estimators for available replicas: then every Push member of the
     fleet needs `schedulerEstimator: true` (the scheduler dials one per Push Cluster; Pull members are skipped).
     The hub's stack turns the scheduler side on, so prod-hub sets this."""
     estimator: EstimatorConfig = EstimatorConfig()
+    """Size of each member's scheduler-estimator on the hub."""
     feature_gates: list[TenantGate] = []
     """The alpha gates the fleet's tenants need, switched on exactly in the binaries that read them. all-in-one:
     exactly what the tenants use; hub: what its region stacks' tenants use; region: the hub's list."""
     priority_classes: list[PriorityClassConfig] = []
     """The fleet priority table (hub and all-in-one stacks; tenants name a row in priorityClass)."""
     descheduler: DeschedulerConfig = DeschedulerConfig()
+    """karmada-descheduler settings."""
 
     @field_validator("feature_gates")
     @classmethod
@@ -384,39 +570,59 @@ class CapiCredentials(Model):
     """Read the `<cluster>-kubeconfig` Secret (key `value`) from the CAPI management cluster."""
 
     source: Literal["capi"] = "capi"
+    """`capi`: read the member's kubeconfig from the CAPI management cluster."""
     cluster: ClusterName
+    """Name of the CAPI `Cluster` (its `<cluster>-kubeconfig` Secret is read)."""
     namespace: DnsLabel = "default"
+    """Namespace of that Cluster in the management cluster."""
 
 
 class SecretCredentials(Model):
     """A kubeconfig stored as a stack secret under `karmada-hub:<configKey>` (clusters not made by CAPI)."""
 
     source: Literal["secret"] = "secret"
+    """`secret`: the member's kubeconfig is a stack secret."""
     config_key: str = Field(pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """The stack secret (`karmada-hub:<configKey>`) that holds the kubeconfig."""
 
 
 class IngressConfig(Model):
     """Where the member's ingress controller listens, for the regional load balancer."""
 
     node_selector: str = "node-role.kubernetes.io/ingress=true"
+    """Kubernetes label of the member's ingress nodes, for people reading the stack; the regional LB selects
+    servers by their Hetzner labels instead (docs/traffic-failover.md)."""
     servers: int = Field(default=3, ge=1, le=1000)
     """Hetzner servers the member's LB label selector matches (for CAPH members: every worker of the cluster).
     Hetzner counts each as one target of the region's load balancer, whose type caps them."""
     http_node_port: int = Field(default=30080, ge=30000, le=32767)
+    """NodePort of the ingress controller's HTTP listener (the regional LB forwards 80 to it)."""
     https_node_port: int = Field(default=30443, ge=30000, le=32767)
+    """NodePort of the ingress controller's HTTPS listener (the regional LB forwards 443 to it)."""
 
 
 class MemberConfig(Model):
     name: ClusterName
+    """Karmada Cluster name of the member (at most 48 characters: Karmada keeps 15 for `karmada-es-`)."""
     region: DnsLabel
+    """Key of `regions` the member belongs to (its regional LB and DNS name)."""
     zones: list[str] = []
+    """Failure zones of the member (set on the Karmada Cluster for spread constraints)."""
     sync_mode: Literal["Push", "Pull"] = "Push"
+    """`Push`: the hub's controller-manager reaches the member; `Pull`: a karmada-agent on the member reaches the
+    hub."""
     kubernetes_version: str
+    """The member's Kubernetes version, checked against Karmada's supported member range."""
     api_endpoint: str = Field(pattern=r"^https://[^/?#@]+(:\d+)?/?$")
+    """The member's API server URL (https)."""
     credentials: CapiCredentials | SecretCredentials = Field(discriminator="source")
+    """Where the member's kubeconfig comes from."""
     labels: dict[str, str] = {}
+    """Extra labels of the Karmada Cluster (Kubernetes label syntax), for placement."""
     scheduler_estimator: bool = False
+    """Run a scheduler-estimator for this member on the hub (needs karmada.schedulerEstimators)."""
     ingress: IngressConfig = IngressConfig()
+    """The member's ingress NodePorts, for its regional load balancer."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -430,9 +636,12 @@ class MemberConfig(Model):
 
 
 class HealthCheckConfig(Model):
-    interval: int = 5
-    timeout: int = 3
+    interval: int = Field(default=5, json_schema_extra={"minimum": 3, "maximum": 60})
+    """Seconds between health checks of a target (Hetzner allows 3..60)."""
+    timeout: int = Field(default=3, json_schema_extra={"minimum": 1, "maximum": 60})
+    """Seconds a health check may take (1..interval)."""
     retries: int = Field(default=2, ge=0, le=5)
+    """Failed checks before a target is taken out (0..5)."""
 
     @model_validator(mode="after")
     def _hetzner_limits(self) -> HealthCheckConfig:
@@ -446,11 +655,16 @@ class HealthCheckConfig(Model):
 
 class RegionConfig(Model):
     location: str
+    """Hetzner location of the region's load balancer."""
     load_balancer_type: Literal["lb11", "lb21", "lb31"] = "lb11"
+    """Hetzner load balancer type of the region's LB."""
     health_check: HealthCheckConfig = HealthCheckConfig()
+    """How the region's LB checks the members' ingress nodes."""
     proxy_protocol: bool = False
+    """Send the PROXY protocol header to the ingress controller (it must expect it)."""
     registry_mirror: str | None = Field(default=None, pattern=r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9._/-]+)?$")
-    network_cidr: ipaddress.IPv4Network | None = None
+    """Registry host (and path) that replaces image registries for workloads in this region (an OverridePolicy)."""
+    network_cidr: Cidr4 | None = None
     """The private network the region's members live on (their ingress nodes' private IPs)."""
     network_id: int | None = Field(default=None, ge=1)
     """Hetzner id of that network. Set: the region's LB joins it and reaches the ingress nodes over
@@ -476,12 +690,16 @@ Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G
 
 class StaticAssignment(Model):
     cluster: ClusterName
+    """Member the assignment applies to."""
     hard: dict[str, Quantity]
+    """Resource name -> quantity this member gets of the tenant's quota."""
 
 
 class QuotaConfig(Model):
     overall: dict[str, Quantity] = Field(min_length=1)
+    """Resource name -> quantity (Kubernetes quantity syntax) the tenant may use across the fleet."""
     static_assignments: list[StaticAssignment] = []
+    """Per-member shares of `overall` (their sum must fit in it)."""
     enforce: bool = True
     """Enforced by the hub's controller-manager and webhook: needs FederatedQuotaEnforcement in
     karmada.featureGates (the whole fleet's list, decided by the hub stack)."""
@@ -503,8 +721,11 @@ class OverflowGroup(Model):
     """One group replicas spill into when the groups before it are full (`overflowAffinities[]`, v1.18)."""
 
     name: GroupName
+    """Name of the group (its affinity name)."""
     regions: list[DnsLabel] = []
+    """Regions whose members form the group (exactly one of regions and clusters)."""
     clusters: list[ClusterName] = []
+    """Members that form the group (exactly one of regions and clusters)."""
 
     @model_validator(mode="after")
     def _one_selector(self) -> OverflowGroup:
@@ -527,6 +748,7 @@ class WorkloadAffinityConfig(Model):
     anti_affinity_label: LabelKey | None = None
     """Templates with the same value of this label never share a cluster."""
     anti_affinity_groups: dict[LabelValue, Annotated[int, Field(ge=2, le=50)]] = {}
+    """label value -> number of workloads carrying it."""
 
     @model_validator(mode="after")
     def _coherent(self) -> WorkloadAffinityConfig:
@@ -548,6 +770,7 @@ class WorkloadAffinityConfig(Model):
 
 class PlacementConfig(Model):
     replica_scheduling: Literal["Duplicated", "Divided"] = "Duplicated"
+    """`Duplicated`: every selected member runs all replicas; `Divided`: replicas are split."""
     weighting: Literal["static", "dynamic", "aggregated"] = "static"
     """Divided only: static weights per cluster, dynamic by available replicas, or aggregated (fewest clusters)."""
     weights: dict[str, Annotated[int, Field(ge=1)]] = {}
@@ -562,10 +785,13 @@ class PlacementConfig(Model):
     are one-way at v1.18.2); renaming the group makes every binding start from the preferred group again: the
     fail-back step of docs/runbooks/tenant-placement.md."""
     spread_by_region: bool = True
+    """Spread the workload over regions (a spread constraint by region)."""
     min_regions: int = Field(default=1, ge=1)
+    """Minimum regions the workload runs in; must stay satisfiable with one region lost."""
     max_clusters: int | None = Field(default=None, ge=1)
     """At most this many clusters per workload (the cluster spread constraint's maxGroups)."""
     workload_affinity: WorkloadAffinityConfig | None = None
+    """Affinity and anti-affinity between the tenant's own workloads; unset: none."""
     overcommit_protection: bool = False
     """The scheduler deducts in-flight placements from estimated capacity (gate SchedulingOvercommitProtection on
     the scheduler and every scheduler-estimator)."""
@@ -633,12 +859,16 @@ class RestoreSource(Model):
     volumes stay on the failed member, so the application restores from here (the program does not run it)."""
 
     kind: Literal["VeleroBackup", "VeleroSchedule", "VolumeSnapshotClass"]
+    """What the application restores from: a Velero backup or schedule, or volume snapshots."""
     name: DnsSubdomain
+    """Name of that backup, schedule or VolumeSnapshotClass."""
 
 
 class StateConfig(Model):
     preserve: list[StateRule] = Field(min_length=1)
+    """The statePreservation rules: values carried from the failed cluster to the new one."""
     restore_from: RestoreSource
+    """Where the data itself comes back from."""
 
 
 class ApplicationFailoverConfig(Model):
@@ -662,7 +892,9 @@ class ApplicationFailoverConfig(Model):
 
 class WorkloadRef(Model):
     kind: Literal["Deployment", "StatefulSet"]
+    """Kind of the workload."""
     name: DnsSubdomain
+    """Name of the workload in the tenant's namespace."""
 
 
 class CriticalConfig(Model):
@@ -671,25 +903,34 @@ class CriticalConfig(Model):
     `preemption: Always` take over templates another policy already claimed, and only by name."""
 
     workloads: list[WorkloadRef] = Field(min_length=1)
+    """The workloads that get the higher priority."""
     priority_class: DnsSubdomain
+    """Their PriorityClass (from karmada.priorityClasses), not the tenant's own."""
 
 
 class TenantConfig(Model):
     name: DnsLabel
+    """Tenant name (names its policies)."""
     namespace: DnsLabel
+    """The tenant's namespace, propagated to the members; Karmada's reserved and `kube-*` namespaces are refused."""
     placement: PlacementConfig = PlacementConfig()
+    """Where the tenant's workloads run."""
     quota: QuotaConfig | None = None
+    """A FederatedResourceQuota for the tenant; unset: no quota."""
     stateful: bool = False
     """The tenant keeps data in volumes. Karmada moves bindings, not bytes: a stateful tenant fails over only with
     a state story (`state`), or not automatically at all (`failover: manual`)."""
     failover: Literal["automatic", "manual"] = "automatic"
     """manual: the tenant tolerates the failover taint forever; a cluster loss leaves it waiting for the cluster."""
     state: StateConfig | None = None
+    """How a stateful tenant's state follows a failover; only with stateful: true."""
     application_failover: ApplicationFailoverConfig | None = None
+    """Move a workload off a member where it stays unhealthy; unset: only cluster failover."""
     priority_class: DnsSubdomain | None = None
     """Schedule priority of the tenant's workloads: a name from karmada.priorityClasses (gate
     PriorityBasedScheduling). Orders the scheduler's queue only; it never evicts or moves anything."""
     critical: CriticalConfig | None = None
+    """Named workloads with a higher schedule priority than the rest; unset: none."""
 
     @model_validator(mode="after")
     def _stateful_boundary(self) -> TenantConfig:
@@ -745,6 +986,14 @@ class TenantConfig(Model):
             gates.add("StatefulFailoverInjection")
         return gates
 
+    @field_validator("namespace")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if RESERVED_NAMESPACE.match(v):
+            raise _fail("reserved_ns", "'{v}' is a namespace Karmada never propagates from (reserved, or matched by "
+                        "--skipped-propagating-namespaces=kube-.*); give the tenant its own namespace", v=v)
+        return v
+
 
 # --------------------------------------------------------------------------------------- dns/traffic
 
@@ -794,7 +1043,11 @@ class DnsFailoverConfig(Model):
 
 class DnsConfig(Model):
     domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
-    ttl: int = HETZNER_DNS_MIN_TTL
+    """DNS zone external-dns manages in Hetzner DNS (regional and fleet names are under it)."""
+    ttl: int = Field(default=HETZNER_DNS_MIN_TTL, json_schema_extra={"minimum": HETZNER_DNS_MIN_TTL,
+                                                                     "maximum": DNS_MAX_TTL})
+    """TTL of the failover records, in seconds (Hetzner Cloud DNS accepts nothing shorter than 60; at most 60 so
+    clients follow a failover quickly)."""
     txt_owner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][-a-z0-9]*$")
     """external-dns ownership id, unique to the fleet. Only the stack that runs external-dns (role
     all-in-one or hub) sets it: two owners of one name would fight over it."""
@@ -806,6 +1059,7 @@ class DnsConfig(Model):
     """Status refresher period: how often the hub looks for a dead member's address still in an Ingress or
     Service status (agents/status_refresher.py, docs/traffic-failover.md §2.1)."""
     failover: DnsFailoverConfig = DnsFailoverConfig()
+    """The health-checked DNS failover controller."""
 
     @field_validator("ttl")
     @classmethod
@@ -827,18 +1081,56 @@ class DnsConfig(Model):
         return self
 
 
+class MonitoringConfig(Model):
+    """Monitoring that ships with the hub, for a Prometheus Operator the user already runs on the hub's host
+    cluster (its PodMonitor and PrometheusRule CRDs, and kube-state-metrics for the workload and backup alerts).
+    components/operations/monitoring.py; the alerts' runbook is docs/runbooks/monitoring.md."""
+
+    enabled: bool = False
+    """Render the PodMonitors, the PrometheusRule and the member-readiness exporter (stacks that own the hub)."""
+    runbook_base_url: str | None = Field(default=None, pattern=r"^https://[^\s?#]+[^/\s?#]$")
+    """Where this repository's docs/runbooks are served (alerts link `<this>/monitoring.md#<alert>`), e.g.
+    https://github.com/<org>/karmada-hub/blob/main/docs/runbooks."""
+    labels: dict[str, str] = {}
+    """Added to every PodMonitor and PrometheusRule, so the Prometheus's selectors pick them up (e.g.
+    `release: kube-prometheus-stack`)."""
+    prometheus_namespace: DnsLabel = "monitoring"
+    """Namespace Prometheus runs in: the source of the scrape flows a NetworkPolicy must allow (docs/monitoring.md)."""
+    prometheus_pod_labels: dict[str, str] = {"app.kubernetes.io/name": "prometheus"}
+    """Labels of the Prometheus pods, for the same flows."""
+    scrape_interval_seconds: int = Field(default=30, ge=10, le=300)
+    """How often each target is scraped (the PodMonitors' interval)."""
+
+    @model_validator(mode="after")
+    def _runbooks(self) -> MonitoringConfig:
+        if self.enabled and self.runbook_base_url is None:
+            raise _fail("monitoring", "required when monitoring is enabled: where docs/runbooks of this repository is "
+                        "served, e.g. https://github.com/<org>/karmada-hub/blob/main/docs/runbooks",
+                        loc=("monitoring", "runbookBaseUrl"))
+        return self
+
+
 class FailoverConfig(Model):
     """Karmada's cluster-failover knobs, each in a range that avoids flapping and false failovers."""
 
     cluster_status_update_frequency: int = Field(default=10, ge=5, le=60)
+    """Seconds between member status reports (--cluster-status-update-frequency)."""
     cluster_failure_threshold: int = Field(default=30, ge=10, le=300)
+    """Seconds a member must look unhealthy before it is marked not ready (--cluster-failure-threshold)."""
     cluster_success_threshold: int = Field(default=30, ge=10, le=300)
+    """Seconds a member must look healthy before it is ready again (--cluster-success-threshold)."""
     cluster_monitor_period: int = Field(default=5, ge=1, le=60)
+    """Seconds between the controller-manager's checks of member leases (--cluster-monitor-period)."""
     cluster_monitor_grace_period: int = Field(default=40, ge=10, le=600)
+    """Seconds without a status update before a member is unknown (--cluster-monitor-grace-period)."""
     cluster_lease_duration: int = Field(default=40, ge=10, le=600)
+    """Lease duration of Pull members' agents, in seconds (--cluster-lease-duration)."""
     resource_eviction_rate: float = Field(default=0.5, gt=0, le=50)
+    """Evictions per second from a failed member (--resource-eviction-rate)."""
     graceful_eviction_timeout: int = Field(default=600, ge=60, le=3600)
+    """Seconds an evicted workload's old copy is kept while its new one starts (--graceful-eviction-timeout)."""
     purge_mode: Literal["Gracefully", "Directly"] = "Gracefully"
+    """How a failed member's workloads are removed after eviction (--no-execute-taint-eviction-purge-mode)."""
     bindings_per_cluster: int = Field(default=50, ge=1, le=100000)
     """Expected ResourceBindings on one member: sizes the eviction-queue term of the budget."""
     pod_start_seconds: int = Field(default=60, ge=0, le=1800)
@@ -869,6 +1161,7 @@ class HubStackRef(Model):
 
 class CapiManagementConfig(Model):
     kubeconfig_config_key: str = Field(default="capiKubeconfig", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
+    """Stack secret holding the CAPI management cluster's kubeconfig (needed when a member uses `source: capi`)."""
 
 
 # --------------------------------------------------------------------------------------------- root
@@ -878,15 +1171,28 @@ ROLES = ("all-in-one", "hub", "region")
 
 class FleetConfig(Model):
     role: Literal["all-in-one", "hub", "region"] = "all-in-one"
+    """What this stack deploys: `all-in-one` (dev), `hub` (hub cluster + Karmada) or `region` (one region's
+    members, traffic and policies)."""
     hub: HubConfig | None = None
+    """The hub cluster (roles all-in-one and hub)."""
     karmada: KarmadaConfig = KarmadaConfig()
+    """The Karmada control plane."""
     members: list[MemberConfig] = []
+    """The member clusters this stack joins."""
     regions: dict[DnsLabel, RegionConfig] = {}
+    """Regions by name: each gets a load balancer in front of its members' ingress."""
     tenants: list[TenantConfig] = []
+    """Tenants: a namespace each, with placement and quota."""
     dns: DnsConfig | None = None
+    """Failover DNS with external-dns (Hetzner); unset: no DNS names."""
     failover: FailoverConfig = FailoverConfig()
+    """Karmada's cluster-failover timing."""
+    monitoring: MonitoringConfig = MonitoringConfig()
+    """Monitoring for a Prometheus Operator already running on the hub (docs/monitoring.md)."""
     hub_stack: HubStackRef | None = None
+    """Region stacks: the hub stack they read through a StackReference."""
     capi: CapiManagementConfig = CapiManagementConfig()
+    """The Cluster API management cluster members are read from."""
     region: DnsLabel | None = None
     """For `region` stacks: which region this stack rolls out."""
     secrets: dict[str, str] = Field(default={}, exclude=True)
@@ -925,10 +1231,18 @@ class FleetConfig(Model):
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
+        if any(isinstance(m.credentials, CapiCredentials) for m in self.members):
+            self._require_secret(self.capi.kubeconfig_config_key, "< capi-management.kubeconfig",
+                                 ("capi", "kubeconfigConfigKey"))
         backup = self.karmada.etcd.backup
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):
                 self._require_secret(getattr(backup, field), "<value>", ("karmada", "etcd", "backup", _alias(field)))
+            loc = ("karmada", "etcd", "backup", "encryptionKeyConfigKey")
+            self._require_secret(backup.encryption_key_config_key, '"$(openssl rand -base64 32)"', loc)
+            if len(self.secrets[backup.encryption_key_config_key].strip()) < 32:
+                raise _fail("secret", "stack secret karmada-hub:{k} must be at least 32 characters (pulumi config set "
+                            '--secret {k} "$(openssl rand -base64 32)")', k=backup.encryption_key_config_key, loc=loc)
         if self.hub is not None:
             try:
                 versions.check_hub_kubernetes(self.karmada.version, self.hub.k3s_version)
@@ -955,6 +1269,9 @@ class FleetConfig(Model):
                                 loc=("tenants", t_i, "placement", "preferredRegions"))
             if tenant.quota is not None:
                 _check_quota(tenant.quota, member_names, t_i)
+        if self.role == "region" and self.monitoring.enabled:
+            raise _fail("monitoring", "monitoring runs in the stack that owns the hub (role hub); enable it there "
+                        "and remove it here", loc=("monitoring", "enabled"))
         self._check_tenant_features()
         self._check_regions_survive_loss()
         self._check_dns()
@@ -1070,21 +1387,58 @@ class FleetConfig(Model):
         data: dict[str, Any] = {}
         secrets: dict[str, str] = {}
         fields = {f.alias or n for n, f in cls.model_fields.items() if n != "secrets"}
+        decoded = {k: _decode(v) for k, v in raw.items() if k in fields and k not in secret_keys}
         for key, value in raw.items():
             if key in secret_keys:
                 if not isinstance(value, str):
                     raise ConfigError(f"{stack_file}: {PROJECT}:{key}: secret values must be strings")
                 secrets[key] = value
             elif key in fields:
-                data[key] = _decode(value)
+                data[key] = decoded[key]
+            elif key in _named_secrets(decoded):
+                raise ConfigError(f"{stack_file}: {PROJECT}:{key}: is in plain text, but it is a stack secret (the "
+                                  f"config names it); remove it from the file and run `pulumi config set --secret "
+                                  f"{key} <value>` so it is stored encrypted")
             else:
                 known = ", ".join(sorted(fields))
-                raise ConfigError(f"{stack_file}: {PROJECT}:{key}: unknown key (known keys: {known})")
+                raise ConfigError(f"{stack_file}: {PROJECT}:{key}: unknown key{did_you_mean(key, fields)} "
+                                  f"(known keys: {known})")
         data["secrets"] = secrets
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(_one_line(exc, stack_file)) from None
+
+
+def did_you_mean(word: str, options: Any) -> str:
+    """` (did you mean sshCidrs?)` for a near miss (difflib), or nothing."""
+    import difflib
+
+    match = difflib.get_close_matches(str(word), sorted(str(o) for o in options), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]}?)" if match else ""
+
+
+_SECRET_NAME_FIELDS = ("configKey", "tokenConfigKey", "kubeconfigConfigKey", "accessKeyConfigKey",
+                       "secretKeyConfigKey")
+
+
+def _named_secrets(data: Mapping[str, Any]) -> set[str]:
+    """Stack secrets the config refers to by name (explicitly or by a field's default), before validation."""
+    names = {DnsConfig.model_fields["token_config_key"].default,
+             CapiManagementConfig.model_fields["kubeconfig_config_key"].default,
+             EtcdBackupConfig.model_fields["access_key_config_key"].default,
+             EtcdBackupConfig.model_fields["secret_key_config_key"].default}
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if k in _SECRET_NAME_FIELDS and isinstance(v, str):
+                    names.add(v)
+                stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return names
 
 
 _GATE_FEATURE: dict[str, str] = {
@@ -1173,14 +1527,67 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
         loc = (*err["loc"],)
     message = err["msg"]
     if err["type"] == "extra_forbidden":
-        message = "unknown key"
+        known = _keys_at(tuple(err["loc"])[:-1])
+        hint = did_you_mean(err["loc"][-1], known)
+        if not hint and known:
+            hint = f" (known keys here: {', '.join(sorted(known))})"
+        message = f"unknown key{hint}"
     elif err["type"] == "missing":
         message = "is required"
     elif err["type"] not in _CUSTOM_TYPES and "input" in err and not isinstance(err["input"], dict | list):
-        message = f"{message[0].lower()}{message[1:]} (got {err['input']!r})"
+        message = f"{message[0].lower()}{message[1:]} (got {_shown(err['input'])})"
+        if isinstance(err["input"], bool) and err["type"] in ("literal_error", "string_type"):
+            message += "; YAML reads yes/no/on/off/true/false unquoted as booleans: quote the value"
     message = message.replace("\n", " ")
     path = _path(loc)
     return f"{stack_file}: {PROJECT}:{path}: {message}"
+
+
+def _shown(value: Any) -> str:
+    """A rejected input as an error may echo it: never key material or a URL's password, never a screenful."""
+    text = str(value)
+    if "PRIVATE KEY" in text or "-----BEGIN" in text:
+        return "a value that looks like key material (not shown)"
+    text = re.sub(r"(://)[^/@\s]*:[^/@\s]*@", r"\1<credentials not shown>@", text)
+    if len(text) > 100:
+        text = text[:60] + "…"
+        return repr(text)
+    return repr(value) if text == str(value) else repr(text)
+
+
+def _keys_at(loc: tuple[Any, ...]) -> set[str]:
+    """The keys the model at `loc` (a pydantic error location) accepts; empty when it cannot be resolved."""
+    import types
+    import typing
+
+    def strip(annotation: Any) -> list[Any]:
+        """Optional/Annotated/union members, each as itself."""
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            return strip(typing.get_args(annotation)[0])
+        if origin in (typing.Union, types.UnionType):
+            return [a for arg in typing.get_args(annotation) if arg is not type(None) for a in strip(arg)]
+        return [annotation]
+
+    current: list[Any] = [FleetConfig]
+    for part in loc:
+        containers = [a for a in current if typing.get_origin(a) in (list, dict)]
+        if containers:
+            current = strip(typing.get_args(containers[0])[-1])
+            continue
+        models = [a for a in current if isinstance(a, type) and issubclass(a, Model)]
+        if not models or not isinstance(part, str):
+            return set()
+        tagged = [m for m in models if "source" in m.model_fields and m.model_fields["source"].default == part]
+        if tagged:  # a discriminated union's tag (credentials.capi)
+            current = tagged
+            continue
+        field = next((f for n, f in models[0].model_fields.items() if part in (f.alias, n)), None)
+        if field is None:
+            return set()
+        current = strip(field.annotation)
+    models = [a for a in current if isinstance(a, type) and issubclass(a, Model)]
+    return {f.alias or n for n, f in models[0].model_fields.items() if n != "secrets"} if models else set()
 
 
 _CUSTOM_TYPES = frozenset(
@@ -1188,5 +1595,6 @@ _CUSTOM_TYPES = frozenset(
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
-     "hold_down", "pull_labels"}
+     "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
+     "reserved_ns", "etcd_quota", "monitoring"}
 )

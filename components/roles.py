@@ -28,8 +28,10 @@ from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.kube import tls
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
+from components.operations.etcd_maintenance import EtcdMaintenance
 from components.operations.k3s_snapshots import K3sSnapshots
 from components.operations.k3s_upgrade import K3sUpgrade
+from components.operations.monitoring import HubMonitoring
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
@@ -123,13 +125,20 @@ def hub(config: FleetConfig) -> HubOutputs:
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
+    certificates = [*cluster.certificates, *control_plane.pki.certificates]
     if config.karmada.etcd.backup is not None:
-        EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca, [control_plane.etcd])
+        certificates += EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca,
+                                   [control_plane.etcd]).certificates
         K3sSnapshots("k3s-snapshots", config, host, [cluster.readiness])
+    certificates += EtcdMaintenance("etcd-maintenance", config, host, control_plane.pki.etcd_ca,
+                                    [control_plane.etcd]).certificates
     K3sUpgrade("k3s-upgrade", config, host, [cluster.readiness])
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        dns_namespace = FleetDns("dns", config, host, karmada, karmada_ca, after).namespace
+        dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
+        dns_namespace, certificates = dns.namespace, [*certificates, *dns.certificates]
+    if config.monitoring.enabled:
+        HubMonitoring("monitoring", config, host, karmada, karmada_ca, certificates, [control_plane.etcd], after)
     return HubOutputs(
         hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
         hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import contextlib
 import gc
+import hashlib
 import json
 import os
 import runpy
@@ -355,14 +356,26 @@ def k8s_target(provider_urn: str) -> str | None:
     return name[len(K8S_PROVIDER_PREFIX):] if name.startswith(K8S_PROVIDER_PREFIX) else name
 
 
+def redacted_value(value: Any, base64_field: bool) -> str:
+    """One Secret key's value in a plan file: `[secret <fingerprint>]` (base64 of it under `data`, so the object
+    stays schema-valid). The fingerprint tells a reviewer which keys changed; offline values are mocks and
+    placeholders, never the stack's real secrets, so it reveals nothing."""
+    if value is rpc.UNKNOWN or value == rpc.UNKNOWN:
+        return "[computed]"
+    digest = hashlib.sha256(b"karmada-hub plan fingerprint\0" + str(value).encode()).hexdigest()[:12]
+    text = f"{REDACTED[:-1]} {digest}]"
+    return base64.b64encode(text.encode()).decode() if base64_field else text
+
+
 def kubernetes_object(record: Record) -> dict[str, Any]:
-    """The object exactly as it would be applied, with Secret payloads always redacted."""
+    """The object exactly as it would be applied, with Secret payloads redacted per key (keys stay visible)."""
     obj = _redact(record.inputs)
     obj = {k: v for k, v in obj.items() if not k.startswith("__")}
     if obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1":
         for key in ("data", "stringData"):
-            if isinstance(obj.get(key), dict):
-                obj[key] = {k: REDACTED for k in obj[key]}
+            payload = unwrap(record.inputs.get(key))
+            if isinstance(payload, dict):
+                obj[key] = {k: redacted_value(v, key == "data") for k, v in sorted(payload.items())}
             elif key in obj:
                 obj[key] = REDACTED
     return obj

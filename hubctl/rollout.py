@@ -1,9 +1,12 @@
-"""`python -m hubctl rollout <env>`: preview and update an environment's stacks in order, hub first, wave by wave.
+"""`hubctl rollout <env>`: preview, show, confirm and update an environment's stacks in order, hub first, wave by wave.
 
-The order lives in `stacks/rollout.yaml`. Each stack is previewed and then updated before the next one
-starts, and the first failure stops the rollout, so a broken change reaches one canary region, not the
-fleet. Stacks are driven through the Automation API (which runs the Pulumi CLI); the stack factory is a
-parameter so tests drive the whole flow with a fake.
+The order lives in `stacks/rollout.yaml`. For each stack the rollout previews and saves the engine's update
+plan (`pulumi preview --save-plan`), shows what the preview would do (every create, update, replace and
+delete, with the properties that force a replacement), asks before `up` (unless `--yes`), and applies
+exactly that plan (`pulumi up --plan`: the engine refuses any operation the preview did not show). A wave
+marked `pause: true` (the canary) stops the rollout until the operator confirms (unless `--no-pause`). The
+first failure stops everything, with that stack's own error. Stacks are driven through the Automation API
+(which runs the Pulumi CLI); the stack factory is a parameter so tests drive the whole flow with a fake.
 
 Also used by CI without any Pulumi: `rollout all --list` prints every stack in rollout order and
 `rollout all --affected-by FILE` the stacks a list of changed paths touches (preview.yml's matrix).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-import yaml
+from hubctl import safeyaml
 
 ROOT = Path(__file__).resolve().parent.parent
 ROLLOUT_FILE = Path("stacks") / "rollout.yaml"
@@ -41,6 +45,8 @@ class RolloutError(Exception):
 class Wave:
     name: str
     stacks: tuple[str, ...]
+    pause: bool = False
+    """Stop after this wave until the operator confirms (the canary: watch it before the rest follow)."""
 
 
 @dataclass(frozen=True)
@@ -79,11 +85,11 @@ class RolloutConfig:
 def load_config(path: Path) -> RolloutConfig:
     """Parse and check rollout.yaml; every mistake is one RolloutError line naming the file and key."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = safeyaml.load(path.read_bytes())
     except OSError as exc:
         raise RolloutError(f"{path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise RolloutError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    except safeyaml.YamlRefused as exc:
+        raise RolloutError(f"{path}: {exc}") from None
     if not isinstance(raw, Mapping) or not isinstance(raw.get("environments"), Mapping) or not raw["environments"]:
         raise RolloutError(f"{path}: needs organization, project and a non-empty environments mapping")
     envs: list[Environment] = []
@@ -98,7 +104,9 @@ def load_config(path: Path) -> RolloutConfig:
                 raise RolloutError(f"{where}.waves[{i}]: needs a name and a non-empty stacks list")
             if wave["name"] == HUB_WAVE or wave["name"] in (w.name for w in waves):
                 raise RolloutError(f"{where}.waves[{i}].name: '{wave['name']}' is reserved or used twice")
-            waves.append(Wave(wave["name"], tuple(str(s) for s in wave["stacks"])))
+            if "pause" in wave and not isinstance(wave["pause"], bool):
+                raise RolloutError(f"{where}.waves[{i}].pause: must be true or false")
+            waves.append(Wave(wave["name"], tuple(str(s) for s in wave["stacks"]), bool(wave.get("pause", False))))
         environment = Environment(str(env_name), env["hub"], tuple(waves))
         for stack in (s for w in environment.plan() for s in w.stacks):
             if stack in seen:
@@ -157,12 +165,28 @@ def automation_factory(config: RolloutConfig, root: Path = ROOT) -> StackFactory
     return make
 
 
+def check_pulumi_cli() -> None:
+    """Before anything is printed or run: the Automation API needs the `pulumi` CLI on PATH."""
+    if shutil.which("pulumi") is None:
+        raise PulumiCliMissing(_CLI_MISSING.format(name="pulumi"))
+
+
+_CLI_MISSING = ("the Pulumi CLI is not installed or not on PATH ({name}); install it "
+                "(https://www.pulumi.com/docs/install/) or use `python -m hubctl plan` offline")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     preview_only: bool = False
     policy_pack: Path | None = None
     refresh: bool = True
     root: Path = ROOT
+    yes: bool = False
+    """Update without asking (CI); otherwise every stack's preview is confirmed at the terminal."""
+    pause: bool = True
+    """Stop after a `pause: true` wave until confirmed; `--no-pause` (CI) goes straight on."""
+    plan_dir: Path | None = None
+    """Where the saved update plans go (a private temporary directory when unset); each is deleted after its up."""
 
     def kwargs(self, stack: str) -> dict[str, Any]:
         """Arguments for both preview and up.
@@ -184,7 +208,7 @@ class StackResult:
     preview: str = "-"
     up: str = "-"
     ok: bool | None = None
-    """True done, False failed, None not run (skipped after an earlier failure)."""
+    """True done, False failed or declined, None not run (skipped after an earlier stop)."""
     seconds: float = 0.0
     error: str | None = None
 
@@ -193,18 +217,96 @@ class PulumiCliMissing(RolloutError):
     pass
 
 
+Ask = Callable[[str], bool]
+"""A yes/no question to the operator."""
+
+
+def terminal_ask(out: TextIO, stdin: TextIO | None = None) -> Ask:
+    def ask(question: str) -> bool:
+        stream = stdin or sys.stdin
+        out.write(f"{question} [y/N] ")
+        out.flush()
+        answer = stream.readline()
+        if not answer:
+            out.write("\n")
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _op(value: Any) -> str:
+    return str(getattr(value, "value", value) or "")
+
+
+_MARKS = {"create": "+", "update": "~", "replace": "±", "delete": "-", "create-replacement": "+",
+          "delete-replaced": "-", "read": ">", "import": "="}
+
+
 def _summary(changes: Mapping[Any, int] | None) -> str:
     """`{create: 2, update: 1, same: 9}` -> "+2 ~1" (no changes: "no changes")."""
-    marks = {"create": "+", "update": "~", "replace": "±", "delete": "-", "create-replacement": "+",
-             "delete-replaced": "-"}
     counts: dict[str, int] = {}
     for op, n in (changes or {}).items():
-        key = str(getattr(op, "value", op))
-        if key in marks and n:
-            counts[marks[key]] = counts.get(marks[key], 0) + int(n)
+        key = _op(op)
+        if key in _MARKS and key not in ("read", "import") and n:
+            counts[_MARKS[key]] = counts.get(_MARKS[key], 0) + int(n)
     if not counts:
         return "no changes"
     return " ".join(f"{mark}{counts[mark]}" for mark in ("+", "~", "±", "-") if mark in counts)
+
+
+@dataclass
+class Step:
+    """One step the preview announced (from the engine's ResourcePreEvent metadata)."""
+
+    op: str
+    urn: str
+    type: str
+    keys: list[str]
+    """Properties that force the replacement (op replace / create-replacement)."""
+    diffs: list[str]
+
+
+class StepCollector:
+    """Collects the preview's steps; same and read steps are what the stack already is, so they are dropped."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    def __call__(self, event: Any) -> None:
+        pre = getattr(event, "resource_pre_event", None)
+        meta = getattr(pre, "metadata", None)
+        if meta is None:
+            return
+        op = _op(getattr(meta, "op", ""))
+        if op in ("same", "read", "refresh", "", "delete-replaced", "create-replacement"):
+            return  # a replace is announced once as "replace"; its two halves would repeat it
+        self.steps.append(Step(op, str(getattr(meta, "urn", "")), str(getattr(meta, "type", "")),
+                               list(getattr(meta, "keys", None) or []), list(getattr(meta, "diffs", None) or [])))
+
+
+SHOWN_STEPS = 60
+"""Steps listed per stack before the rest is summarised (the full diff: `pulumi preview --diff`)."""
+_ORDER = ("delete", "replace", "create", "update", "import", "discard")
+
+
+def format_steps(stack: str, steps: Sequence[Step]) -> str:
+    """What this stack's preview would do, removals and replacements first; empty when nothing changes."""
+    if not steps:
+        return ""
+    ordered = sorted(steps, key=lambda s: (_ORDER.index(s.op) if s.op in _ORDER else len(_ORDER), s.urn))
+    lines = [f"  preview of {stack}:"]
+    for step in ordered[:SHOWN_STEPS]:
+        name = step.urn.rsplit("::", 1)[-1]
+        kind = step.type.rsplit(":", 1)[-1] or step.type
+        detail = ""
+        if step.op == "replace" and step.keys:
+            detail = f"  (replaced because of: {', '.join(step.keys)})"
+        elif step.diffs:
+            detail = f"  (changes: {', '.join(step.diffs[:8])}{', …' if len(step.diffs) > 8 else ''})"
+        lines.append(f"    {_MARKS.get(step.op, '?')} {step.op:<8} {kind} {name}{detail}")
+    if len(ordered) > SHOWN_STEPS:
+        lines.append(f"    … and {len(ordered) - SHOWN_STEPS} more (`pulumi preview --diff -s {stack}` lists them all)")
+    return "\n".join(lines)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -221,6 +323,15 @@ def _one_line(exc: BaseException) -> str:
         code = text.split("code:", 1)[1].split()[0] if "code:" in text else "?"
         return f"pulumi exited with code {code}"
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+
+
+def _up_error(exc: BaseException) -> str:
+    line = _one_line(exc)
+    text = str(exc)
+    if "violates plan" in text or "expected resource operations" in text or "unexpectedly not deleted" in text:
+        return (f"the engine refused to do more than the preview showed ({line}); the stack changed since its "
+                "preview, so nothing beyond the plan was applied: rerun the rollout to preview again")
+    return line
 
 
 class Progress:
@@ -240,8 +351,10 @@ class Progress:
         self.resources = 0
         self._draw(f"{name}…")
 
-    def on_event(self, phase: str) -> Callable[[Any], None]:
+    def on_event(self, phase: str, also: Callable[[Any], None] | None = None) -> Callable[[Any], None]:
         def handle(event: Any) -> None:
+            if also is not None:
+                also(event)
             if getattr(event, "resource_pre_event", None) is not None:
                 self.resources += 1
                 self._draw(f"{phase}… {self.resources} resources")
@@ -251,6 +364,11 @@ class Progress:
     def _draw(self, text: str) -> None:
         if self.live:
             self.out.write(f"\r\033[K{self.prefix} {text}")
+            self.out.flush()
+
+    def clear(self) -> None:
+        if self.live:
+            self.out.write("\r\033[K")
             self.out.flush()
 
     def done(self, result: StackResult) -> None:
@@ -263,59 +381,103 @@ class Progress:
         self.out.flush()
 
 
-def run_rollout(waves: Sequence[Wave], factory: StackFactory, options: RunOptions, out: TextIO) -> list[StackResult]:
-    """Preview then update each stack in order; stop at the first failure (later stacks are reported skipped).
+def run_rollout(waves: Sequence[Wave], factory: StackFactory, options: RunOptions, out: TextIO,
+                ask: Ask | None = None) -> list[StackResult]:
+    """Preview, show, confirm and update each stack in order; stop at the first failure or "no".
 
     Raises PulumiCliMissing when the CLI cannot be started: no stack can run, and that is not a stack's fault.
     """
-    plan = [(w.name, s) for w in waves for s in w.stacks]
-    results = [StackResult(wave, stack) for wave, stack in plan]
+    import tempfile
+
+    plan = [(w, s) for w in waves for s in w.stacks]
+    results = [StackResult(w.name, stack) for w, stack in plan]
     progress = Progress(out, len(plan))
-    for result in results:
-        progress.start(result.wave, result.stack)
-        started = time.monotonic()
-        phase = "select"
-        try:
-            stack = factory(result.stack)
-            phase = "preview"
-            progress.phase(phase)
-            kwargs = options.kwargs(result.stack)
-            preview = stack.preview(diff=True, on_event=progress.on_event(phase), **kwargs)
-            result.preview = _summary(getattr(preview, "change_summary", None))
-            if not options.preview_only:
+    plan_dir = options.plan_dir or Path(tempfile.mkdtemp(prefix="hubctl-rollout-"))
+    plan_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    last_of_wave = {w.name: w.stacks[-1] for w in waves}
+    try:
+        for (wave, _), result in zip(plan, results, strict=True):
+            if not _run_one(wave, result, factory, options, out, progress, plan_dir, ask):
+                break
+            pause_here = (wave.pause and options.pause and not options.preview_only and wave is not waves[-1]
+                          and result.stack == last_of_wave[wave.name])
+            if pause_here and (ask is None or not ask(f"wave {wave.name} is done: watch it (alerts, `kubectl get "
+                                                      "clusters`), then continue with the next wave?")):
+                following = waves[list(waves).index(wave) + 1].name
+                out.write(f"paused after wave {wave.name}; continue with `hubctl rollout <env> --wave {following}` "
+                          "(and the waves after it) when it looks healthy\n")
+                break
+    finally:
+        if options.plan_dir is None:
+            shutil.rmtree(plan_dir, ignore_errors=True)
+    return results
+
+
+def _run_one(wave: Wave, result: StackResult, factory: StackFactory, options: RunOptions, out: TextIO,
+             progress: Progress, plan_dir: Path, ask: Ask | None) -> bool:
+    """One stack: preview (saving the plan), show, confirm, up with that plan. False stops the rollout."""
+    progress.start(result.wave, result.stack)
+    started = time.monotonic()
+    phase = "select"
+    plan_file = plan_dir / f"{result.stack}.plan.json"
+    try:
+        stack = factory(result.stack)
+        phase = "preview"
+        progress.phase(phase)
+        kwargs = options.kwargs(result.stack)
+        steps = StepCollector()
+        preview_kw = dict(kwargs)
+        if not options.preview_only:
+            preview_kw["plan"] = str(plan_file)
+        preview = stack.preview(diff=True, on_event=progress.on_event(phase, steps), **preview_kw)
+        result.preview = _summary(getattr(preview, "change_summary", None))
+        shown = format_steps(result.stack, steps.steps)
+        if shown:
+            progress.clear()
+            out.write(shown + "\n")
+        if not options.preview_only:
+            if result.preview == "no changes" and not steps.steps:
+                result.up = "no changes (skipped)"
+            else:
+                if not options.yes:
+                    progress.clear()
+                    if ask is None or not ask(f"apply this preview to {result.stack} ({result.preview})?"):
+                        result.ok = False
+                        result.error = "not applied: the operator declined"
+                        result.seconds = time.monotonic() - started
+                        progress.done(result)
+                        return False
                 phase = "up"
                 progress.phase(phase)
-                up = stack.up(on_event=progress.on_event(phase), **kwargs)
+                up = stack.up(plan=str(plan_file), on_event=progress.on_event(phase), **kwargs)
                 summary = getattr(up, "summary", None)
                 outcome = getattr(summary, "result", "succeeded")
                 if outcome != "succeeded":
                     raise RuntimeError(f"update {outcome}")
                 result.up = _summary(getattr(summary, "resource_changes", None))
-            result.ok = True
-        except FileNotFoundError as exc:
-            raise PulumiCliMissing(
-                f"the Pulumi CLI is not installed or not on PATH ({exc.filename or 'pulumi'}); install it "
-                "(https://www.pulumi.com/docs/install/) or use `python -m hubctl plan` offline"
-            ) from None
-        except Exception as exc:  # any failure of one stack halts the rollout: reported, not raised
-            result.ok = False
-            result.error = f"{phase} failed: {_one_line(exc)}"
-            if phase == "preview":
-                result.preview = "failed"
-            elif phase == "up":
-                result.up = "failed"
-        result.seconds = time.monotonic() - started
-        progress.done(result)
-        if not result.ok:
-            break
-    return results
+        result.ok = True
+    except FileNotFoundError as exc:
+        raise PulumiCliMissing(_CLI_MISSING.format(name=exc.filename or "pulumi")) from None
+    except Exception as exc:  # any failure of one stack halts the rollout: reported, not raised
+        result.ok = False
+        result.error = f"{phase} failed: {_up_error(exc) if phase == 'up' else _one_line(exc)}"
+        if phase == "preview":
+            result.preview = "failed"
+        elif phase == "up":
+            result.up = "failed"
+    finally:
+        plan_file.unlink(missing_ok=True)  # the plan embeds config (secrets encrypted): keep it no longer
+    result.seconds = time.monotonic() - started
+    progress.done(result)
+    return bool(result.ok)
 
 
 def format_results(results: Sequence[StackResult]) -> str:
     """The closing table: every planned stack, what each phase did, and where the rollout stopped."""
     rows = [("WAVE", "STACK", "PREVIEW", "UP", "STATUS", "TIME")]
     for r in results:
-        status = {True: "ok", False: "FAILED", None: "skipped"}[r.ok]
+        status = {True: "ok", False: "FAILED" if r.error and "declined" not in r.error else "stopped",
+                  None: "skipped"}[r.ok]
         rows.append((r.wave, r.stack, r.preview, r.up, status, f"{r.seconds:.0f}s" if r.ok is not None else "-"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
@@ -329,10 +491,12 @@ def format_results(results: Sequence[StackResult]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m hubctl rollout", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="hubctl rollout", description=__doc__.splitlines()[0])
     p.add_argument("env", help="environment from stacks/rollout.yaml (e.g. dev, prod), or 'all' with --list")
     p.add_argument("--preview-only", action="store_true", help="preview every stack in order, update nothing")
     p.add_argument("--wave", metavar="NAME", help=f"run only this wave ('{HUB_WAVE}' = the hub stack)")
+    p.add_argument("--yes", action="store_true", help="update without asking after each preview (CI)")
+    p.add_argument("--no-pause", action="store_true", help="do not stop after a `pause: true` wave (CI)")
     p.add_argument("--no-policy", action="store_true", help="skip the policy pack in ./policy")
     p.add_argument("--list", action="store_true", help="print the stacks in rollout order as JSON and exit")
     p.add_argument("--affected-by", metavar="FILE", help="print (JSON) the stacks touched by the paths in FILE")
@@ -340,11 +504,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, factory: StackFactory | None = None, out: TextIO | None = None,
-         root: Path = ROOT) -> int:
-    """Exit 0 when every stack succeeded, 1 when one failed, 2 for usage errors or a missing Pulumi CLI."""
+         root: Path = ROOT, ask: Ask | None = None, interactive: bool | None = None,
+         check_cli: Callable[[], None] | None = None) -> int:
+    """Exit 0 when every stack succeeded, 1 when one failed or the operator stopped, 2 for usage errors."""
     err = out or sys.stderr
     out = out or sys.stdout
-    ns = _parser().parse_args(list(argv) if argv is not None else None)
+    try:
+        ns = _parser().parse_args(list(argv) if argv is not None else None)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         config = load_config(root / ROLLOUT_FILE)
         if ns.list or ns.affected_by:
@@ -361,14 +529,27 @@ def main(argv: Sequence[str] | None = None, *, factory: StackFactory | None = No
                 raise RolloutError(f"environment {ns.env} has no wave '{ns.wave}' (waves: "
                                    f"{', '.join(w.name for w in waves)})")
             waves = tuple(chosen)
+        interactive = sys.stdin.isatty() if interactive is None else interactive
+        pausing = any(w.pause for w in waves[:-1]) and not ns.no_pause
+        if not ns.preview_only and not interactive and (not ns.yes or pausing):
+            missing = " and ".join(flag for flag, needed in (("--yes", not ns.yes), ("--no-pause", pausing)) if needed)
+            raise RolloutError(f"cannot ask for confirmation (stdin is not a terminal): pass {missing} to update "
+                               "without asking, or --preview-only")
         policy: Path | None = root / "policy"
         if ns.no_policy or not (root / "policy" / "PulumiPolicy.yaml").exists():
             policy = None
-        options = RunOptions(preview_only=ns.preview_only, root=root, policy_pack=policy)
-        mode = "preview" if ns.preview_only else "preview + up"
-        print(f"rollout {ns.env} ({mode}): " + " → ".join(f"{w.name} [{', '.join(w.stacks)}]" for w in waves),
-              file=out)
-        results = run_rollout(waves, factory or automation_factory(config, root), options, out)
+        if factory is None:
+            (check_cli or check_pulumi_cli)()
+        elif check_cli is not None:
+            check_cli()
+        options = RunOptions(preview_only=ns.preview_only, root=root, policy_pack=policy, yes=ns.yes,
+                             pause=not ns.no_pause)
+        mode = "preview" if ns.preview_only else "preview, confirm, up" if not ns.yes else "preview + up"
+        print(f"rollout {ns.env} ({mode}): " + " → ".join(
+            f"{w.name} [{', '.join(w.stacks)}]{' (pause)' if w.pause and options.pause else ''}" for w in waves),
+            file=out)
+        results = run_rollout(waves, factory or automation_factory(config, root), options, out,
+                              ask if ask is not None else (terminal_ask(out) if interactive else None))
     except OSError as exc:
         print(f"error: {exc.filename}: {exc.strerror}", file=err)
         return EXIT_USAGE

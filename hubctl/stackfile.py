@@ -2,19 +2,20 @@
 
 Structured values become JSON strings (as the engine passes them), `secure:` values become
 placeholders (the offline plan never has the passphrase), and keys outside `karmada-hub:` are kept
-so provider settings stay visible to the program.
+so provider settings stay visible to the program. The file is read with bounds (`hubctl/safeyaml.py`);
+typos in top-level keys, namespaces and secure values are refused rather than silently ignored.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components.config import PROJECT, ConfigError
+from hubctl import safeyaml
 
 
 @dataclass(frozen=True)
@@ -41,33 +42,88 @@ def stack_file(repo: Path, stack: str) -> Path:
     return repo / "stacks" / f"Pulumi.{stack}.yaml"
 
 
+STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+"""Top-level keys of a Pulumi stack file (pulumi sdk/go/common/workspace/project.go ProjectStack)."""
+NAMESPACES = (PROJECT, "pulumi", "hcloud", "kubernetes", "tls", "random")
+"""Config namespaces this program (or a provider it uses) reads; anything else would be silently ignored."""
+PLAIN_CREDENTIALS = ("hcloud:token", "kubernetes:kubeconfig")
+"""Provider settings that are credentials: refused in plain text (they would sit in git)."""
+
+
+def _close(word: str, options: list[str] | tuple[str, ...]) -> str:
+    import difflib
+
+    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {match[0]}?)" if match else ""
+
+
 def read_stack(repo: Path, stack: str) -> StackConfig:
     path = stack_file(repo, stack)
     rel = f"stacks/Pulumi.{stack}.yaml"
-    if not path.is_file():
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", stack) or not path.is_file():
         known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (repo / "stacks").glob("Pulumi.*.yaml"))
-        raise ConfigError(f"{rel}: no such stack file (stacks: {', '.join(known)})")
+        shown = stack if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", stack) else "<that name>"
+        raise ConfigError(f"stacks/Pulumi.{shown}.yaml: no such stack file (stacks: {', '.join(known)})"
+                          f"{_close(stack, known)}")
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{rel}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{rel}: cannot read it ({exc.strerror})") from None
+    try:
+        doc = safeyaml.load(data)
+    except safeyaml.YamlRefused as exc:
+        raise ConfigError(f"{rel}: {exc}") from None
+    doc = {} if doc is None else doc
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{rel}: must be a mapping with a `config:` section (got a {type(doc).__name__})")
+    for key in doc:
+        if key not in STACK_FILE_KEYS:
+            raise ConfigError(f"{rel}: {str(key)[:60]}: unknown top-level key{_close(str(key), STACK_FILE_KEYS)} "
+                              f"(a stack file has {', '.join(STACK_FILE_KEYS)})")
     raw = doc.get("config") or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{rel}: config: must be a mapping of keys to values")
     config: dict[str, str] = {}
     secrets: list[str] = []
+    written: dict[str, str] = {}
     for key, value in raw.items():
+        shown = str(key)[:80]
         key = str(key)
         if ":" not in key:
             key = f"{PROJECT}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
+        namespace = key.split(":", 1)[0]
+        if namespace not in NAMESPACES:
+            raise ConfigError(f"{rel}: {shown}: unknown config namespace '{namespace[:40]}'"
+                              f"{_close(namespace, NAMESPACES)}; this program reads {', '.join(NAMESPACES)}")
+        if key in written:
+            raise ConfigError(f"{rel}: {key}: set twice (as {written[key]} and {shown}); keep one")
+        written[key] = shown
+        if isinstance(value, dict) and "secure" in value:
+            if set(value) != {"secure"} or not isinstance(value["secure"], str):
+                raise ConfigError(f"{rel}: {key}: a secret is `secure: <ciphertext>` and nothing else; set it with "
+                                  f"`pulumi config set --secret {key.split(':', 1)[1]} <value>`")
             config[key] = placeholder(key)
             secrets.append(key)
-        elif isinstance(value, str):
+            continue
+        if _has_nested_secure(value):
+            raise ConfigError(f"{rel}: {key}: secure values nested inside a structured value are not read by this "
+                              "program; keep secrets in their own keys (e.g. members[].credentials.configKey)")
+        if key in PLAIN_CREDENTIALS:
+            raise ConfigError(f"{rel}: {key}: a credential in plain text would sit in git; remove it and run "
+                              f"`pulumi config set --secret {key} <value>` (or export it in the environment)")
+        if isinstance(value, str):
             config[key] = value
         else:
             config[key] = json.dumps(value)
     return StackConfig(stack=stack, path=path, config=config, secret_keys=tuple(sorted(secrets)))
+
+
+def _has_nested_secure(value: Any) -> bool:
+    if isinstance(value, dict):
+        return ("secure" in value and len(value) == 1) or any(_has_nested_secure(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_nested_secure(v) for v in value)
+    return False
 
 
 def _decode(value: str) -> Any:

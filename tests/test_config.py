@@ -25,7 +25,7 @@ from tests.support.tools import REPO, copy_program, program_env, stack_values
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
 LOCATIONS = "fsn1, nbg1, hel1, ash, hil, sin"
-TOP_KEYS = "capi, dns, failover, hub, hubStack, karmada, members, region, regions, role, tenants"
+TOP_KEYS = "capi, dns, failover, hub, hubStack, karmada, members, monitoring, region, regions, role, tenants"
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -71,9 +71,9 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("unknown-top-level-key", set_at(["bogus"], 1),
      f"bogus: unknown key (known keys: {TOP_KEYS})"),
     ("unknown-nested-key", set_at(["hub", "firewall", "sshCidr"], ["198.51.100.0/24"]),
-     "hub.firewall.sshCidr: unknown key"),
+     "hub.firewall.sshCidr: unknown key (did you mean sshCidrs?)"),
     ("unknown-key-under-map", set_at(["regions", "eu-fsn", "healthcheck"], {}),
-     "regions.eu-fsn.healthcheck: unknown key"),
+     "regions.eu-fsn.healthcheck: unknown key (did you mean healthCheck?)"),
     ("deprecated-server-type", set_at(["hub", "serverType"], "cx22"),
      "hub.serverType: server type 'cx22' is deprecated by Hetzner; use a current type such as cx23, cx33 or cpx22"),
     ("locations-span-zones", set_at(["hub", "locations"], ["fsn1", "ash"]),
@@ -186,11 +186,52 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("etcd-backup-http-endpoint", set_at(["karmada", "etcd", "backup", "endpoint"], "http://s3.example.com"),
      "karmada.etcd.backup.endpoint: string should match pattern '^https://[a-z0-9.-]+(:\\d+)?$' "
      "(got 'http://s3.example.com')"),
+    ("etcd-quota-above-8gi", set_at(["karmada", "etcd", "quotaBackendSize"], "9Gi"),
+     "karmada.etcd.quotaBackendSize: quotaBackendSize 9Gi is above etcd's suggested maximum of 8Gi"),
+    ("etcd-storage-below-twice-quota", set_at(["karmada", "etcd", "quotaBackendSize"], "5Gi"),
+     "karmada.etcd.storageSize: storageSize 8Gi must hold twice quotaBackendSize 5Gi (defragmentation rewrites "
+     "the database file); raise storageSize or lower quotaBackendSize"),
+    ("etcd-defrag-bad-cron", set_at(["karmada", "etcd", "defragSchedule"], "weekly"),
+     "karmada.etcd.defragSchedule: must be a 5-field cron expression like '17 */6 * * *' (got 'weekly')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
     ("pull-member-labels", set_at(["members", 1, "labels"], {"tier": "standard"}),
      "members[1].labels: a Pull member's Cluster is created by its karmada-agent, which sets no labels "
      "(Karmada's agent has no flag for them); remove labels or use syncMode: Push"),
+    # issue 16: messages that do not mislead, hostile values refused, nothing secret echoed
+    ("ipv6-typo-says-ipv6", set_at(["hub", "firewall", "sshCidrs"], ["2001:db8::/129"]),
+     "hub.firewall.sshCidrs[0]: '2001:db8::/129' is not a valid IPv6 network like 2001:db8::/48 ('129' is not a "
+     "valid netmask)"),
+    ("ipv4-host-bits", set_at(["hub", "firewall", "apiCidrs"], ["198.51.100.7/24"]),
+     "hub.firewall.apiCidrs[0]: '198.51.100.7/24' has host bits set; did you mean 198.51.100.0/24?"),
+    ("ipv6-private-network", set_at(["hub", "network"], {"cidr": "fd00::/8"}),
+     "hub.network.cidr: 'fd00::/8' is IPv6; Hetzner private networks are IPv4 (like 10.0.0.0/16)"),
+    ("world-by-halves", set_at(["hub", "firewall", "sshCidrs"], ["0.0.0.0/1", "128.0.0.0/1"]),
+     "hub.firewall: sshCidrs 0.0.0.0/1, 128.0.0.0/1 admit 100% of the public IPv4 internet; an admin list may admit "
+     "at most a /8: list your admin networks or set hub.firewall.allowWorld: true"),
+    ("world-v6-global-unicast", set_at(["hub", "firewall", "apiCidrs"], ["198.51.100.0/24", "2000::/3"]),
+     "hub.firewall: apiCidrs 2000::/3 admit 100% of the public IPv6 internet; an admin list may admit at most a "
+     "/32: list your admin networks or set hub.firewall.allowWorld: true"),
+    ("private-key-as-public-key", set_at(["hub", "sshKeys", 0, "publicKey"],
+                                         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+                                         "-----END OPENSSH PRIVATE KEY-----"),
+     "hub.sshKeys[0].publicKey: this is a private key (not shown); paste the public key instead, e.g. the output of "
+     "`ssh-keygen -y -f <keyfile>`, and treat the key as leaked if it was committed"),
+    ("server-type-not-a-name", set_at(["hub", "serverType"], "huge"),
+     "hub.serverType: 'huge' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13"),
+    ("tenant-reserved-namespace", set_at(["tenants", 0, "namespace"], "karmada-system"),
+     "tenants[0].namespace: 'karmada-system' is a namespace Karmada never propagates from (reserved, or matched by "
+     "--skipped-propagating-namespaces=kube-.*); give the tenant its own namespace"),
+    ("tenant-kube-namespace", set_at(["tenants", 1, "namespace"], "kube-public"),
+     "tenants[1].namespace: 'kube-public' is a namespace Karmada never propagates from (reserved, or matched by "
+     "--skipped-propagating-namespaces=kube-.*); give the tenant its own namespace"),
+    ("unknown-key-did-you-mean-top", set_at(["hbu"], {}),
+     f"hbu: unknown key (did you mean hub?) (known keys: {TOP_KEYS})"),
+    ("unknown-key-no-close-match", set_at(["hub", "firewall", "zzz"], 1),
+     "hub.firewall.zzz: unknown key (known keys here: allowWorld, apiCidrs, sshCidrs)"),
+    ("api-endpoint-with-password", set_at(["members", 0, "apiEndpoint"], "https://admin:hunter2@example.com:6443"),
+     "members[0].apiEndpoint: string should match pattern '^https://[^/?#@]+(:\\d+)?/?$' "
+     "(got 'https://<credentials not shown>@example.com:6443')"),
 ]
 
 
@@ -241,12 +282,62 @@ def test_region_stack_must_not_own_dns_names() -> None:
                                "it here")
 
 
+def test_capi_kubeconfig_secret_missing(dev_raw) -> None:
+    """Was a KeyError traceback deep in the program (components/fleet/member.py)."""
+    raw, secrets = dev_raw
+    del raw["capiKubeconfig"]
+    assert error_of(raw, secrets - {"capiKubeconfig"}) == PREFIX + (
+        "capi.kubeconfigConfigKey: stack secret karmada-hub:capiKubeconfig is not set "
+        "(pulumi config set --secret capiKubeconfig < capi-management.kubeconfig)")
+
+
+def test_a_secret_in_plain_text_is_named_as_one(dev_raw) -> None:
+    """Was "unknown key": the value is a stack secret written without --secret."""
+    raw, secrets = dev_raw
+    raw["hetznerDnsToken"] = "plain-token-value-1234"
+    message = error_of(raw, secrets - {"hetznerDnsToken"})
+    assert message == PREFIX + ("hetznerDnsToken: is in plain text, but it is a stack secret (the config names it); "
+                                "remove it from the file and run `pulumi config set --secret hetznerDnsToken <value>` "
+                                "so it is stored encrypted")
+    assert "plain-token-value-1234" not in message
+
+
+def test_a_long_rejected_value_is_not_echoed_in_full(dev_raw) -> None:
+    raw, secrets = dev_raw
+    raw["hub"]["loadBalancer"]["type"] = "x" * 5000
+    message = error_of(raw, secrets)
+    assert len(message) < 300 and "x" * 61 not in message
+
+
+def test_world_coverage_ignores_documentation_and_private_space(dev_raw) -> None:
+    """Coverage is counted over public addresses: a company's /16 and the private ranges are fine."""
+    raw, secrets = dev_raw
+    raw["hub"]["firewall"]["sshCidrs"] = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "85.10.0.0/16"]
+    raw["hub"]["firewall"]["apiCidrs"] = ["2001:db8::/32", "2a01:4f8::/32"]
+    assert validate(raw, secrets).hub is not None
+    raw["hub"]["firewall"]["sshCidrs"] = ["84.0.0.0/7"]
+    assert "admit" in error_of(raw, secrets)
+
+
 def test_etcd_backup_secret_missing(dev_raw) -> None:
     raw, secrets = dev_raw
     del raw["etcdBackupSecretKey"]
     assert error_of(raw, secrets - {"etcdBackupSecretKey"}) == PREFIX + (
         "karmada.etcd.backup.secretKeyConfigKey: stack secret karmada-hub:etcdBackupSecretKey is not set "
         "(pulumi config set --secret etcdBackupSecretKey <value>)")
+
+
+def test_etcd_backup_encryption_key_missing_or_short(dev_raw) -> None:
+    raw, secrets = dev_raw
+    short = dict(raw, etcdBackupEncryptionKey="too-short ")
+    assert error_of(short, secrets) == PREFIX + (
+        "karmada.etcd.backup.encryptionKeyConfigKey: stack secret karmada-hub:etcdBackupEncryptionKey must be at "
+        'least 32 characters (pulumi config set --secret etcdBackupEncryptionKey "$(openssl rand -base64 32)")')
+    assert "too-short" not in error_of(short, secrets)  # never the value itself
+    del raw["etcdBackupEncryptionKey"]
+    assert error_of(raw, secrets - {"etcdBackupEncryptionKey"}) == PREFIX + (
+        "karmada.etcd.backup.encryptionKeyConfigKey: stack secret karmada-hub:etcdBackupEncryptionKey is not set "
+        '(pulumi config set --secret etcdBackupEncryptionKey "$(openssl rand -base64 32)")')
 
 
 def test_missing_hub_for_all_in_one(dev_raw) -> None:

@@ -51,11 +51,13 @@ def test_a_failed_download_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(crds, "local_dirs", lambda version: [])
     monkeypatch.setattr(crds.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(crds, "_resolves", lambda host, timeout=5.0: True)
     with pytest.raises(crds.CrdIntegrityError) as info:
         crds.fetch("v1.18.2", "policy/policy.karmada.io_propagationpolicies.yaml", allow_download=True)
     message = str(info.value)
     assert "\n" not in message and "download from https://raw.githubusercontent.com/" in message
-    assert message.endswith("set KARMADA_HUB_CRDS_DIR to a directory with the release's CRDs")
+    assert "set KARMADA_HUB_CRDS_DIR to a directory laid out like the release's charts/karmada/_crds/bases" in message
+    assert "git clone --depth 1 --branch v1.18.2 https://github.com/karmada-io/karmada" in message
 
 
 def test_cli_without_crds_says_so_in_one_line(tmp_path: Path) -> None:
@@ -67,6 +69,29 @@ def test_cli_without_crds_says_so_in_one_line(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 2, result.stderr[-2000:]
     assert result.stderr.strip().splitlines() == [
-        "error: CRD apps/apps.karmada.io_workloadrebalancers.yaml of Karmada v1.18.2 not found offline "
-        "(set KARMADA_HUB_CRDS_DIR)"]
+        "error: CRD apps/apps.karmada.io_workloadrebalancers.yaml of Karmada v1.18.2 not found offline: "
+        + crds.layout_hint("v1.18.2")]
+    assert "(<group>/<file>.yaml, e.g. apps/apps.karmada.io_workloadrebalancers.yaml)" in result.stderr
     assert not (repo / "build" / "plan" / "dev").exists()
+
+
+def test_no_dns_fails_fast_with_the_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(crds, "local_dirs", lambda version: [])
+    monkeypatch.setattr(crds, "_resolves", lambda host, timeout=5.0: False)
+    with pytest.raises(crds.CrdIntegrityError) as info:
+        crds.fetch("v1.18.2", "policy/policy.karmada.io_propagationpolicies.yaml", allow_download=True)
+    assert "raw.githubusercontent.com does not resolve (offline?)" in str(info.value)
+    assert crds.layout_hint("v1.18.2") in str(info.value)
+
+
+def test_a_complete_download_cache_is_a_source_for_tests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone from GitHub has no workspace beside it: once the plan downloaded the CRDs, tests read the cache."""
+    monkeypatch.delenv(crds.CRDS_DIR_ENV, raising=False)
+    monkeypatch.setattr(crds, "workspace_crds_dir", lambda *a, **k: None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert crds.crds_source_dir() is None
+    cache = tmp_path / "karmada-hub" / "crds" / crds.WORKSPACE_VERSION
+    for rel in crds.CRD_SHA256[crds.WORKSPACE_VERSION]:
+        (cache / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cache / rel).write_text("x")
+    assert crds.crds_source_dir() == cache

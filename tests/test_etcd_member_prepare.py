@@ -303,3 +303,22 @@ def test_statefulset_runs_prepare_then_etcd_from_one_flag_list() -> None:
 def test_prepare_args_refuse_a_bare_separator() -> None:
     with pytest.raises(ValueError):
         flags.etcd_prepare_args(["--name=x", "--"])
+
+
+def test_the_restore_runbook_reads_the_etcd_flags_from_prepare() -> None:
+    """restore-etcd.md step 6 prints the `prepare` container's args and cuts them at `--` with sed: run that sed
+    on the rendered args; it must give exactly flags.etcd_args."""
+    import subprocess
+
+    from tests.support.tools import REPO, require_tool
+
+    line = next(x for x in (REPO / "docs" / "runbooks" / "restore-etcd.md").read_text().splitlines()
+                if x.strip().startswith("ARGS=$(kubectl"))
+    assert "initContainers 0" in line, line
+    expression = re.search(r"\| sed '([^']+)'\)$", line.strip())
+    assert expression, line
+    args = flags.etcd_args(3, "tok")
+    printed = "\n".join(flags.etcd_prepare_args(args)) + "\n"  # what the go-template prints, one arg a line
+    out = subprocess.run([require_tool("sed"), expression.group(1)], input=printed, capture_output=True, text=True,
+                         timeout=10, check=True).stdout
+    assert out.splitlines() == args

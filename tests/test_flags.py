@@ -285,6 +285,21 @@ def test_etcd_args_validate_inputs() -> None:
     assert "etcd-0.etcd.other.svc.example.internal:2380" in other["initial-cluster"]
 
 
+def test_etcd_quota_and_compaction_are_parameters() -> None:
+    plain = f.flag_values(f.etcd_args(3, "tok"))
+    assert not {"quota-backend-bytes", "auto-compaction-mode", "auto-compaction-retention"} & set(plain)
+    v = f.flag_values(f.etcd_args(3, "tok", quota_backend_bytes=4 * 2**30, auto_compaction_mode="periodic",
+                                  auto_compaction_retention="1h"))
+    assert (v["quota-backend-bytes"], v["auto-compaction-mode"], v["auto-compaction-retention"]) == (
+        str(4 * 2**30), "periodic", "1h")
+    assert {"quota-backend-bytes", "auto-compaction-mode", "auto-compaction-retention"} <= f.KNOWN_FLAGS["etcd"]
+    for bad in ({"quota_backend_bytes": 9 * 2**30}, {"quota_backend_bytes": 0}, {"auto_compaction_mode": "periodic"},
+                {"auto_compaction_mode": "periodic", "auto_compaction_retention": "100"},
+                {"auto_compaction_mode": "revision", "auto_compaction_retention": "1h"}):
+        with pytest.raises(ValueError):
+            f.etcd_args(3, "tok", **bad)  # type: ignore[arg-type]
+
+
 def test_agent_and_estimator_identity() -> None:
     v = f.flag_values(f.agent_args("dev-hel1-a", "https://x:6443", region="eu-hel", zones=["hel1", "hel2"]))
     assert (v["cluster-name"], v["cluster-provider"], v["cluster-region"], v["cluster-zones"]) == (

@@ -60,7 +60,9 @@ def test_crd_is_verified_by_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     source = next(d for d in suc._local_dirs() if (d / "upgrade.cattle.io_plans.yaml").is_file())
     data = (source / "upgrade.cattle.io_plans.yaml").read_bytes()
     assert hashlib.sha256(data).hexdigest() == suc.CRD_SHA256[versions.SYSTEM_UPGRADE_CONTROLLER_VERSION]
-    (tmp_path / "upgrade.cattle.io_plans.yaml").write_bytes(data.replace(b"concurrency", b"concurrencY", 1))
+    (tmp_path / suc.FOLDER).mkdir()
+    tampered = data.replace(b"concurrency", b"concurrencY", 1)
+    (tmp_path / suc.FOLDER / "upgrade.cattle.io_plans.yaml").write_bytes(tampered)
     monkeypatch.setenv(suc.CRDS_DIR_ENV, str(tmp_path))
     with pytest.raises(suc.CrdIntegrityError, match="sha256"):
         suc.plan_crd(allow_download=False)

@@ -180,7 +180,12 @@ def _kubernetes_objects(plan_dir: Path) -> list[dict[str, Any]]:
     return objects
 
 
-def test_every_secret_object_is_redacted(plan_dir: Path) -> None:
+PLACEHOLDER = re.compile(r"^\[secret [0-9a-f]{12}\]$")
+
+
+def test_every_secret_object_is_redacted_per_key(plan_dir: Path) -> None:
+    """Keys stay visible, each value is `[secret <fingerprint>]` (base64 of it under `data`): never the value."""
+    seen = 0
     for obj in _kubernetes_objects(plan_dir):
         if obj.get("kind") != "Secret":
             continue
@@ -188,10 +193,35 @@ def test_every_secret_object_is_redacted(plan_dir: Path) -> None:
             payload = obj.get(key)
             if payload is None:
                 continue
-            if isinstance(payload, dict):
-                assert set(payload.values()) <= {"[secret]"}, (obj.get("metadata"), key)
-            else:
-                assert payload == "[secret]"
+            assert isinstance(payload, dict) and payload, (obj.get("metadata"), key)
+            for name, value in payload.items():
+                text = base64.b64decode(value, validate=True).decode() if key == "data" else value
+                assert PLACEHOLDER.match(text), (obj["metadata"].get("name"), key, name)
+                seen += 1
+    assert seen > 20
+
+
+def test_redacted_objects_still_validate(plan_dir: Path) -> None:
+    """What plan files show is schema-valid too: a Secret's `data` holds base64 per key, not one string."""
+    from components import versions
+    from tests.support.schemas import validate_kubernetes
+
+    secrets = [o for o in yaml.safe_load_all((plan_dir / "manifests" / "host.yaml").read_text())
+               if o and o.get("kind") == "Secret"]
+    assert any("data" in o for o in secrets) and any("stringData" in o for o in secrets)
+    for obj in secrets:
+        validate_kubernetes(obj, versions.kubernetes_minor(versions.K3S_VERSION))
+
+
+def test_a_changed_secret_value_changes_only_its_fingerprint(rendered_dev) -> None:
+    from hubctl.plan import kubernetes_object, redacted_value
+
+    record = next(r for r in rendered_dev.records if r.type == "kubernetes:core/v1:Secret"
+                  and isinstance(unwrap(r.inputs).get("data"), dict))
+    key = sorted(unwrap(record.inputs)["data"])[0]
+    before = kubernetes_object(record)["data"][key]
+    assert before == redacted_value(unwrap(record.inputs)["data"][key], True)
+    assert redacted_value("another value", True) != before
 
 
 def test_secret_outputs_are_redacted(plan_dir: Path, rendered_dev) -> None:
@@ -256,26 +286,46 @@ def test_diff_reports_added_servers_and_changes(plan_dir: Path, five_server_plan
     old = {r["urn"]: r for r in json.loads((plan_dir / "plan.json").read_text())["resources"]}
     new = {r["urn"]: r for r in json.loads((five_server_plan / "plan.json").read_text())["resources"]}
     added = set(new) - set(old)
-    added_servers = sorted(new[u]["name"] for u in added if new[u]["type"] == "hcloud:index/server:Server")
+    added_servers = sorted(new[u]["inputs"]["name"] for u in added if new[u]["type"] == "hcloud:index/server:Server")
     assert len(added_servers) == 2
     assert md.startswith("### karmada-hub plan diff: `dev`\n")
-    assert f"**{len(added)} to add, " in md and " to remove**" in md
-    added_section = md.split("#### Added", 1)[1].split("####", 1)[0]
+    assert f" · {len(added)} to add · " in md and f"({len(old)} → {len(new)} resources)" in md
+    assert "#### Removals and replacements" not in md
+    section = md.split("##### HubCluster hub", 1)[1]
     for name in added_servers:
-        assert f"- `hcloud:index/server:Server` **{name}**" in added_section
-    assert "#### Removed" not in md
-    assert "#### Changed" in md
-    changed = md.split("#### Changed", 1)[1]
-    assert "| field | old | new |" in changed and "| --- | --- | --- |" in changed
-    # the readiness gate now waits for the two new servers too: a dependencies change row
-    gate_block = changed.split("**hub-api-ready**", 1)
-    assert len(gate_block) == 2, "the readiness gate's dependencies must show as changed"
-    assert "`dependencies[" in gate_block[1].split("\n- ", 1)[0]
+        assert f"`Server {name}`" in section
+    # the readiness gate now waits for the two new servers too: a state-only dependency change
+    gate = section.split("`readiness gate hub-api-ready`", 1)
+    assert len(gate) == 2 and "state only" in section.split("`readiness gate hub-api-ready`")[0].rsplit("- ", 1)[1]
+    assert "`dependsOn[" in gate[1] and "Server hub-server-3" in gate[1]
+    as_json = subprocess.run([sys.executable, "-m", "hubctl", "diff", "--json", str(plan_dir), str(five_server_plan)],
+                             cwd=REPO, capture_output=True, text=True, timeout=120)
+    doc = json.loads(as_json.stdout)
+    assert doc["counts"]["create"] == len(added) and doc["counts"]["delete"] == 0
 
 
 def test_diff_of_identical_plans_says_no_changes(plan_dir: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(plan_dir), str(plan_dir / "plan.json")],
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "**0 to add, 0 to change, 0 to remove**" in result.stdout
+    assert "**0 to remove · 0 to replace · 0 to add · 0 to update" in result.stdout
     assert "No changes." in result.stdout
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"not json", "not a plan file (not JSON: Expecting value at line 1, column 1)"),
+    (b"\xff\xfe", "not a plan file (not UTF-8 text: byte 0)"),
+    (b'{"resources": "x"}', "not a plan file (no `resources` list; it is written by `hubctl plan`)"),
+    (b'{"resources": [1]}', "not a plan file (resources[0] has no urn and type)"),
+])
+def test_diff_of_a_file_that_is_not_a_plan_is_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
+    bad = tmp_path / "plan.json"
+    bad.write_bytes(content)
+    result = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(bad), str(bad)], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [f"error: {bad}: {expected}"]
+    missing = subprocess.run([sys.executable, "-m", "hubctl", "diff", str(tmp_path / "nope"), str(bad)], cwd=REPO,
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and missing.stderr.splitlines() == [
+        f"error: {tmp_path / 'nope'}: no such file (run `hubctl plan <stack>` first)"]

@@ -343,6 +343,9 @@ K3S = "K10" + "c0ffee" * 8 + "::server:" + "f" * 32
         ("pulumi:providers:hcloud", {"token": "hcloud-api-token-plain"}, "plaintext token"),
         (SECRET_TYPE, {"kind": "Secret", "stringData": {"password": "hunter2", "user": "[secret]"}}, "password"),
         (SECRET_TYPE, {"kind": "Secret", "data": {"tls.key": "c2VjcmV0"}}, "tls.key"),
+        # a placeholder that is not one (wrong length, base64 of something else) is a plaintext value
+        (SECRET_TYPE, {"kind": "Secret", "stringData": {"password": "[secret hunter2]"}}, "password"),
+        (SECRET_TYPE, {"kind": "Secret", "data": {"tls.key": "c2VjcmV0c2VjcmV0c2VjcmV0c2Vj"}}, "tls.key"),
     ],
 )
 def test_plaintext_secrets_are_found_without_echoing_them(rtype: str, inputs: dict, kind: str) -> None:
@@ -362,6 +365,9 @@ def test_plaintext_secrets_are_found_without_echoing_them(rtype: str, inputs: di
         ("karmada-hub:index:HubCluster", {"tokenConfigKey": "hetznerDnsToken", "note": "token: "}),
         (SECRET_TYPE, {"kind": "Secret", "data": "[secret]"}),
         (SECRET_TYPE, {"kind": "Secret", "stringData": {"a": "[secret]", "b": "[computed]"}}),
+        # the offline plan's per-key placeholders (hubctl/plan.py redacted_value)
+        (SECRET_TYPE, {"kind": "Secret", "stringData": {"a": "[secret 0123456789ab]"},
+                       "data": {"b": "W3NlY3JldCAwMTIzNDU2Nzg5YWJd"}}),
     ],
 )
 def test_secret_inputs_pass(rtype: str, inputs: dict) -> None:

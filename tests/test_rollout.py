@@ -1,4 +1,4 @@
-"""`hubctl rollout`: order, halting, --wave, --preview-only and output, driven through a fake stack factory.
+"""`hubctl rollout`: order, preview shown before confirmation, canary pause, plan-pinned up, halting, --wave, CI mode.
 
 The real Automation API needs the Pulumi CLI; the one test that touches it checks the missing-CLI message.
 """
@@ -33,8 +33,17 @@ class FakeResult:
     summary: FakeSummary = field(default_factory=FakeSummary)
 
 
-class FakeEvent:
-    resource_pre_event = object()
+def step_event(op: str, name: str, type_: str = "kubernetes:core/v1:Secret", keys: list[str] | None = None,
+               diffs: list[str] | None = None) -> Any:
+    """A ResourcePreEvent as the Automation API delivers it (pulumi.automation.events)."""
+    from pulumi.automation.events import EngineEvent, OpType, ResourcePreEvent, StepEventMetadata
+
+    meta = StepEventMetadata(op=OpType(op), urn=f"urn:pulumi:s::karmada-hub::{type_}::{name}", type=type_,
+                             provider="", keys=keys, diffs=diffs)
+    return EngineEvent(sequence=0, timestamp=0, resource_pre_event=ResourcePreEvent(meta))
+
+
+DEFAULT_STEPS = [("same", "unchanged"), ("create", "new-secret"), ("update", "lb"), ("replace", "old-secret")]
 
 
 class FakeStack:
@@ -44,8 +53,15 @@ class FakeStack:
     def _run(self, op: str, kwargs: dict[str, Any]) -> FakeResult:
         self.fleet.calls.append((op, self.name))
         self.fleet.kwargs.append(kwargs)
-        for _ in range(2):
-            kwargs["on_event"](FakeEvent())
+        if op == "preview" and "plan" in kwargs:
+            Path(kwargs["plan"]).write_text('{"resourcePlans": {}}')  # what `pulumi preview --save-plan` does
+            self.fleet.plans[self.name] = kwargs["plan"]
+        if op == "up":
+            plan = kwargs.get("plan")
+            assert plan == self.fleet.plans.get(self.name) and Path(plan).is_file(), "up must use the saved plan"
+        for step, name in self.fleet.steps.get(self.name, DEFAULT_STEPS):
+            kwargs["on_event"](step_event(step, name, keys=["data"] if step == "replace" else None,
+                                          diffs=["spec"] if step == "update" else None))
         failure = self.fleet.fail.get((op, self.name))
         if isinstance(failure, BaseException):
             raise failure
@@ -67,6 +83,8 @@ class Fleet:
     fail: dict[tuple[str, str], Any] = field(default_factory=dict)
     calls: list[tuple[str, str]] = field(default_factory=list)
     kwargs: list[dict[str, Any]] = field(default_factory=list)
+    plans: dict[str, str] = field(default_factory=dict)
+    steps: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def __call__(self, stack: str) -> FakeStack:
         self.calls.append(("select", stack))
@@ -76,10 +94,23 @@ class Fleet:
         return FakeStack(stack, self)
 
 
-def run(*argv: str, fleet: Fleet | None = None) -> tuple[int, str, Fleet]:
+@dataclass
+class Operator:
+    """Answers the rollout's questions in order (default: yes to all) and remembers them."""
+
+    answers: list[bool] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+
+    def __call__(self, question: str) -> bool:
+        self.questions.append(question)
+        return self.answers.pop(0) if self.answers else True
+
+
+def run(*argv: str, fleet: Fleet | None = None, operator: Operator | None = None,
+        interactive: bool = True) -> tuple[int, str, Fleet]:
     fleet = fleet or Fleet()
     out = io.StringIO()
-    code = main(list(argv), factory=fleet, out=out)
+    code = main(list(argv), factory=fleet, out=out, ask=operator or Operator(), interactive=interactive)
     return code, out.getvalue(), fleet
 
 
@@ -129,8 +160,8 @@ def test_prod_previews_then_ups_each_stack_hub_first() -> None:
     assert code == 0
     assert ops(fleet) == [(op, s) for s in PROD_ORDER for op in ("preview", "up")]
     lines = out.splitlines()
-    assert lines[0] == ("rollout prod (preview + up): "
-                        "hub [prod-hub] → canary [prod-fsn1] → eu [prod-hel1] → us [prod-ash]")
+    assert lines[0] == ("rollout prod (preview, confirm, up): "
+                        "hub [prod-hub] → canary [prod-fsn1] (pause) → eu [prod-hel1] → us [prod-ash]")
     progress = [ln for ln in lines if ln.startswith("[")]
     assert [ln.split()[0] for ln in progress] == ["[1/4]", "[2/4]", "[3/4]", "[4/4]"]
     assert progress[1].split()[1:4] == ["canary", "prod-fsn1", "✓"]
@@ -232,13 +263,13 @@ class Terminal(io.StringIO):
 
 def test_progress_line_is_rewritten_live_on_a_terminal() -> None:
     out = Terminal()
-    assert main(["dev"], factory=Fleet(), out=out) == 0
+    assert main(["dev"], factory=Fleet(), out=out, ask=Operator(), interactive=True) == 0
     text = out.getvalue()
-    assert "\r\x1b[K[1/1] hub      dev          preview… 2 resources" in text
-    assert "\r\x1b[K[1/1] hub      dev          up… 2 resources" in text
+    assert "\r\x1b[K[1/1] hub      dev          preview… 4 resources" in text
+    assert "\r\x1b[K[1/1] hub      dev          up… 4 resources" in text
     assert "\r\x1b[K[1/1] hub      dev          ✓ preview +3 ~1, up +3 (0s)\n" in text
     plain = io.StringIO()
-    main(["dev"], factory=Fleet(), out=plain)
+    main(["dev", "--yes"], factory=Fleet(), out=plain, interactive=False)
     assert "\r" not in plain.getvalue() and "resources" not in plain.getvalue()
 
 
@@ -294,3 +325,104 @@ def test_affected_by_file(tmp_path: Path) -> None:
     code, out, _ = run("all", "--affected-by", str(changed))
     assert code == 0 and json.loads(out) == ["prod-fsn1"]
     assert run("all", "--affected-by", str(tmp_path / "nope"))[0] == rollout.EXIT_USAGE
+
+
+# ------------------------------------------------------------------- no surprises (issue 16)
+
+
+def test_each_preview_is_shown_before_the_question_and_up_uses_its_plan() -> None:
+    operator = Operator()
+    code, out, fleet = run("dev", operator=operator)
+    assert code == 0
+    shown = out.index("  preview of dev:")
+    listing = out[shown:].splitlines()[1:4]
+    assert listing == ["    ± replace  Secret old-secret  (replaced because of: data)",
+                       "    + create   Secret new-secret",
+                       "    ~ update   Secret lb  (changes: spec)"]  # replacements first; `same` is not listed
+    assert operator.questions == ["apply this preview to dev (+3 ~1)?"]  # the change_summary the engine reported
+    (preview_kw, up_kw) = fleet.kwargs
+    assert up_kw["plan"] == preview_kw["plan"] and preview_kw["plan"].endswith("dev.plan.json")
+    assert not Path(preview_kw["plan"]).exists(), "the saved plan (it embeds config) is deleted after up"
+
+
+def test_declining_applies_nothing_and_stops() -> None:
+    code, out, fleet = run("prod", operator=Operator(answers=[True, False]))
+    assert code == 1
+    assert ops(fleet) == [("preview", "prod-hub"), ("up", "prod-hub"), ("preview", "prod-fsn1")]
+    assert "stopped at prod-fsn1: not applied: the operator declined" in out
+    rows = {ln.split()[1]: ln for ln in out.splitlines() if ln.split()[:1] in (["canary"], ["eu"])}
+    assert " stopped " in rows["prod-fsn1"] and "skipped" in rows["prod-hel1"]
+
+
+def test_the_canary_wave_pauses_until_confirmed() -> None:
+    operator = Operator(answers=[True, True, False])  # hub yes, canary yes, then "continue?" no
+    code, out, fleet = run("prod", operator=operator)
+    assert ops(fleet) == [("preview", "prod-hub"), ("up", "prod-hub"), ("preview", "prod-fsn1"), ("up", "prod-fsn1")]
+    assert operator.questions[2].startswith("wave canary is done: watch it")
+    assert "paused after wave canary; continue with `hubctl rollout <env> --wave eu`" in out
+    assert code == 1
+    operator = Operator()
+    code, _, fleet = run("prod", operator=operator)
+    assert code == 0 and len(ops(fleet)) == 8
+    assert [q.split(" ")[0] for q in operator.questions] == ["apply", "apply", "wave", "apply", "apply"]
+
+
+def test_ci_mode_needs_yes_and_no_pause_and_asks_nothing() -> None:
+    for argv, missing in ((["prod"], "--yes and --no-pause"), (["prod", "--yes"], "--no-pause"),
+                          (["dev"], "--yes")):
+        code, out, fleet = run(*argv, interactive=False)
+        assert code == 2 and fleet.calls == [], argv
+        assert out.strip() == (f"error: cannot ask for confirmation (stdin is not a terminal): pass {missing} to "
+                               "update without asking, or --preview-only")
+    operator = Operator()
+    code, out, fleet = run("prod", "--yes", "--no-pause", interactive=False, operator=operator)
+    assert code == 0 and operator.questions == [] and len(ops(fleet)) == 8
+    assert "rollout prod (preview + up): hub [prod-hub] → canary [prod-fsn1] → eu" in out
+    assert run("prod", "--preview-only", interactive=False)[0] == 0
+
+
+def test_a_stack_without_changes_is_not_updated() -> None:
+    fleet = Fleet(steps={"dev": [("same", "a")]})
+    fleet_result = FakeResult(change_summary={"same": 10})
+    original = FakeStack._run
+
+    def quiet(self: FakeStack, op: str, kwargs: dict[str, Any]) -> FakeResult:
+        original(self, op, kwargs)
+        return fleet_result
+
+    FakeStack._run = quiet  # type: ignore[method-assign]
+    try:
+        operator = Operator()
+        code, out, _ = run("dev", fleet=fleet, operator=operator)
+    finally:
+        FakeStack._run = original  # type: ignore[method-assign]
+    assert code == 0 and ops(fleet) == [("preview", "dev")] and operator.questions == []
+    assert "✓ preview no changes, up no changes (skipped)" in out
+
+
+def test_an_up_that_would_exceed_its_plan_is_explained() -> None:
+    err = rollout_command_error("error: resource urn:pulumi:prod-hub::karmada-hub::x::y violates plan: properties "
+                                "changed: ~~data[{a}!={b}]")
+    code, out, _ = run("prod", fleet=Fleet(fail={("up", "prod-hub"): err}))
+    assert code == 1
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith("stopped at prod-hub: up failed: the engine refused to do more than the preview showed "
+                           "(error: resource urn:pulumi:prod-hub::karmada-hub::x::y violates plan")
+    assert last.endswith("rerun the rollout to preview again")
+
+
+def test_nothing_is_printed_before_the_cli_check_passes() -> None:
+    def no_cli() -> None:
+        raise rollout.PulumiCliMissing("the Pulumi CLI is not installed or not on PATH (pulumi); install it")
+
+    out = io.StringIO()
+    code = main(["prod"], factory=Fleet(), out=out, ask=Operator(), interactive=True, check_cli=no_cli)
+    assert code == 2 and out.getvalue().splitlines() == [
+        "error: the Pulumi CLI is not installed or not on PATH (pulumi); install it"]
+
+
+def test_pause_must_be_a_boolean(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.yaml"
+    path.write_text("environments: {prod: {hub: h, waves: [{name: a, stacks: [x], pause: 'yes'}]}}")
+    with pytest.raises(RolloutError, match=r"waves\[0\]\.pause: must be true or false"):
+        load_config(path)

@@ -9,13 +9,26 @@ from __future__ import annotations
 from typing import Any
 
 from components.karmada import manifests, workloads
+from components.kube import rollouts as secret_checksums
 from hubctl.plan import manifests as plan_manifests
 from hubctl.plan import run_program
 from tests.support.tools import REPO, edited_stack, load_stack
 
 
 def _host_objects(plan: Any) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(o["kind"], o["metadata"]["name"]): o for o in plan_manifests(plan)["host"]}
+    """The host's objects, without the checksum of their Secrets on the pod template (added when applied,
+    kube/rollouts.py; the rest is exactly the document)."""
+    out = {}
+    for obj in plan_manifests(plan)["host"]:
+        template = secret_checksums.pod_template(obj)
+        annotations = (template or {}).get("metadata", {}).get("annotations")
+        if annotations is not None:
+            annotations.pop(secret_checksums.SECRETS_ANNOTATION, None)
+            annotations.pop(secret_checksums.CHECKSUM_ANNOTATION, None)
+            if not annotations:
+                del template["metadata"]["annotations"]
+        out[(obj["kind"], obj["metadata"]["name"])] = obj
+    return out
 
 
 def test_the_plan_applies_exactly_the_control_plane_workloads(rendered_dev: Any) -> None:

@@ -23,7 +23,7 @@ from components.fleet import member_docs as docs
 from components.karmada import flags, manifests, pki_spec, workloads
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
-from components.kube.objects import apply, apply_rendered
+from components.kube.objects import apply, apply_rendered, with_secret_checksum
 
 
 def _b64decode(value: str) -> str:
@@ -99,10 +99,15 @@ class MemberCluster(pulumi.ComponentResource):
             self.cluster = None
             after_rbac = pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=hub_rbac))
             skeleton = docs.pull_member_objects(member.name, config.karmada.version, args, "placeholder")
+            rendered: list[tuple[str, pulumi.Output]] = []
             for index, obj in enumerate(skeleton):
                 if obj["kind"] == "Secret":
-                    apply_rendered(prefix, lambda k, i=index: docs.pull_member_objects(
-                        member.name, config.karmada.version, args, k)[i], [agent_kubeconfig], after_rbac)
+                    def render(k: str, i: int = index) -> dict:
+                        return docs.pull_member_objects(member.name, config.karmada.version, args, k)[i]
+                    apply_rendered(prefix, render, [agent_kubeconfig], after_rbac)
+                    rendered.append((obj["metadata"]["name"], agent_kubeconfig.apply(render)))
+                elif obj["kind"] == "Deployment":
+                    apply(prefix, with_secret_checksum(obj, list(rendered)), after_rbac)
                 else:
                     apply(prefix, obj, after_rbac)
         if member.scheduler_estimator:
@@ -125,14 +130,14 @@ class MemberCluster(pulumi.ComponentResource):
         needed = manifests.pki_files(workload.args)
         assert set(needed) == set(files), f"estimator flags name {needed}, issued {sorted(files)}"
         kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
-        secrets = [
-            apply("host", manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX,
-                                           {manifests.secret_key(f): v for f, v in files.items()},
-                                           component=workload.name), on_host),
-            apply("host", manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX,
-                                           {kube_file: member_kubeconfig}, component=workload.name), on_host),
+        docs = [
+            manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX,
+                             {manifests.secret_key(f): v for f, v in files.items()}, component=workload.name),
+            manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX, {kube_file: member_kubeconfig},
+                             component=workload.name),
         ]
-        apply("host", manifests.deployment(workload),
+        secrets = [apply("host", doc, on_host) for doc in docs]
+        apply("host", with_secret_checksum(manifests.deployment(workload), docs),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=secrets)))
         apply("host", manifests.pdb(workload.name), on_host)
         apply("host", manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),

@@ -163,6 +163,8 @@ class HubCluster(pulumi.ComponentResource):
         service_key = tls.private_key(f"{name}-service-account", child)
         admin = tls.leaf(f"{name}-admin", cas["client-ca"], "system:admin", tls.USES["client"], hours_leaf, child,
                          organization="system:masters")
+        self.certificates = [*cas.values(), admin]
+        """The k3s CAs and the admin client cert (for the expiry alerts)."""
         password = random.RandomPassword(f"{name}-token-password", length=48, special=False, opts=child)
         token = pulumi.Output.secret(
             pulumi.Output.all(cas["server-ca"].cert_pem, password.result).apply(

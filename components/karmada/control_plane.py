@@ -24,7 +24,7 @@ from components.karmada.bootstrap import descheduler_rbac
 from components.karmada.workloads import APISERVER_AUTHN_CONFIGMAP
 from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
-from components.kube.objects import apply
+from components.kube.objects import apply, with_secret_checksum
 
 COMPONENT_CLIENT_CERTS = {
     "karmada-controller-manager": "controller-manager",
@@ -58,6 +58,7 @@ class KarmadaPki(pulumi.ComponentResource):
             cas[spec.name] = pair
             self.files[f"{spec.file}.crt"] = pair.cert_pem
             self.files[f"{spec.file}.key"] = pair.key_pem
+        self.cas = cas
         self.ca = cas[pki_spec.KARMADA_CA.name]
         self.etcd_ca = cas[pki_spec.ETCD_CA.name]
         specs = pki_spec.cert_specs(lb_addresses=[], dns_names=list(dns_names),
@@ -78,6 +79,8 @@ class KarmadaPki(pulumi.ComponentResource):
         self.files[f"{pki_spec.SA_KEY.file}.key"] = pulumi.Output.secret(sa.private_key_pem)
         self.files[f"{pki_spec.SA_KEY.file}.pub"] = sa.public_key_pem
         self.admin = self.leaves["admin"]
+        self.certificates = [*cas.values(), *self.leaves.values()]
+        """Every CA and leaf certificate here (for the expiry alerts)."""
         self.register_outputs({"caCertPem": self.ca.cert_pem})
 
 
@@ -115,27 +118,29 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             return pulumi.Output.secret(pulumi.Output.all(pki.ca.cert_pem, client.cert_pem, client.key_pem).apply(
                 lambda a: kubeconfig("karmada", in_cluster, a[0], a[1], a[2])))
 
-        def secrets_for(component: str, args: Sequence[str], with_kubeconfig: bool) -> list[pulumi.Resource]:
-            created = []
+        def secrets_for(component: str, args: Sequence[str], with_kubeconfig: bool) -> list[dict]:
+            docs = []
             files = manifests.pki_files(args)
             missing = [f for f in files if f not in pki.files]
             if missing:
                 raise ValueError(f"{component} flags name PKI files nobody issues: {missing}")
             if files:
                 data = {manifests.secret_key(f): pki.files[f] for f in files}
-                created.append(apply("host", manifests.secret(component + manifests.PKI_SECRET_SUFFIX, data,
-                                                              component=component), host_ns))
+                docs.append(manifests.secret(component + manifests.PKI_SECRET_SUFFIX, data, component=component))
             if with_kubeconfig:
-                created.append(apply("host", manifests.secret(
+                docs.append(manifests.secret(
                     component + manifests.CONFIG_SECRET_SUFFIX,
                     {flags.KUBECONFIG_PATH.rsplit("/", 1)[1]: component_kubeconfig(component)},
-                    component=component), host_ns))
-            return created
+                    component=component))
+            return docs
 
-        def deploy(w: manifests.Workload, after: Sequence[pulumi.Resource] = ()) -> pulumi.CustomResource:
-            deps = secrets_for(w.name, w.args, w.kubeconfig)
+        def deploy(w: manifests.Workload, after: Sequence[pulumi.Resource] = (),
+                   mounted: Sequence[dict] = ()) -> pulumi.CustomResource:
+            """`mounted`: Secret documents the workload mounts besides its PKI and kubeconfig Secrets."""
+            docs = secrets_for(w.name, w.args, w.kubeconfig)
+            deps = [apply("host", doc, host_ns) for doc in docs]
             opts_ = pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[*deps, *after]))
-            workload = apply("host", manifests.deployment(w), opts_)
+            workload = apply("host", with_secret_checksum(manifests.deployment(w), [*docs, *mounted]), opts_)
             apply("host", manifests.pdb(w.name), host_ns)
             return workload
 
@@ -144,16 +149,17 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         etcd_doc = workloads.etcd(config, f"karmada-hub-{pulumi.get_stack()}-etcd")
         etcd_pki = next(v for v in etcd_doc["spec"]["template"]["spec"]["volumes"] if v["name"] == "pki")
         etcd_files = [item["path"] for item in etcd_pki["secret"]["items"]]  # what the pod mounts, no more
-        etcd_secret = apply("host", manifests.secret(
+        etcd_secret_doc = manifests.secret(
             "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},
-            component="etcd"), host_ns)
+            component="etcd")
+        etcd_secret = apply("host", etcd_secret_doc, host_ns)
         prepare_source = agent_script.source(manifests.ETCD_PREPARE_SCRIPT)
         prepare_cm = apply("host", manifests.etcd_prepare_configmap(prepare_source), host_ns)
         apply("host", manifests.service(flags.ETCD_SERVICE, {"client": (2379, 2379), "peer": (2380, 2380)},
                                         headless=True), host_ns)
         apply("host", manifests.service(flags.ETCD_CLIENT_SERVICE, {"client": (2379, 2379)}, component="etcd"),
               host_ns)
-        etcd = apply("host", etcd_doc, pulumi.ResourceOptions.merge(
+        etcd = apply("host", with_secret_checksum(etcd_doc, [etcd_secret_doc]), pulumi.ResourceOptions.merge(
             host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret, prepare_cm])))
         apply("host", manifests.pdb("etcd"), host_ns)
         self.etcd = etcd
@@ -169,11 +175,12 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             "metadata": {"name": APISERVER_AUTHN_CONFIGMAP, "namespace": flags.NAMESPACE,
                          "labels": manifests.labels("karmada-apiserver")},
             "data": {flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[1]: manifests.authentication_config()}}, host_ns)
-        enc = apply("host", manifests.secret(
+        enc_doc = manifests.secret(
             "karmada-apiserver-encryption",
             {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
-            component="karmada-apiserver"), host_ns)
-        apiserver = deploy(workloads.apiserver(config), after=[etcd, audit_cm, enc, authn_cm])
+            component="karmada-apiserver")
+        enc = apply("host", enc_doc, host_ns)
+        apiserver = deploy(workloads.apiserver(config), after=[etcd, audit_cm, enc, authn_cm], mounted=[enc_doc])
         apply("host", manifests.service(flags.APISERVER_SERVICE, {"https": (flags.APISERVER_PORT,
                                                                             flags.APISERVER_PORT)},
                                         node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)

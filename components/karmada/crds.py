@@ -97,9 +97,45 @@ def workspace_crds_dir(repo: Path = REPO_ROOT, max_hops: int = 5) -> Path | None
 
 
 def crds_source_dir() -> Path | None:
-    """Where offline readers (tests, the plan) take CRD files from: `KARMADA_HUB_CRDS_DIR`, else the workspace."""
+    """Where offline readers (tests, the plan) take CRD files from: `KARMADA_HUB_CRDS_DIR`, else the workspace,
+    else the download cache when it holds the whole pinned release (a clone that downloaded them once)."""
     override = os.environ.get(CRDS_DIR_ENV)
-    return Path(override) if override else workspace_crds_dir()
+    if override:
+        return Path(override)
+    workspace = workspace_crds_dir()
+    if workspace is not None:
+        return workspace
+    cache = _cache_dir(WORKSPACE_VERSION)
+    return cache if all((cache / rel).is_file() for rel in CRD_SHA256[WORKSPACE_VERSION]) else None
+
+
+def layout_hint(version: str) -> str:
+    """How to get the CRDs onto a machine without network, in one sentence (for every 'not found' message)."""
+    example = sorted(CRD_SHA256.get(version, CRD_SHA256[WORKSPACE_VERSION]))[0]
+    return (f"set {CRDS_DIR_ENV} to a directory laid out like the release's charts/karmada/_crds/bases "
+            f"(<group>/<file>.yaml, e.g. {example}), e.g. `git clone --depth 1 --branch {version} "
+            f"https://github.com/karmada-io/karmada` and {CRDS_DIR_ENV}=$PWD/karmada/charts/karmada/_crds/bases, "
+            "or allow the one-time verified download (unset KARMADA_HUB_NO_DOWNLOAD, needs github.com)")
+
+
+def _resolves(host: str, timeout: float = 5.0) -> bool:
+    """DNS answers within `timeout` (urlopen's timeout does not cover getaddrinfo, which can hang a minute)."""
+    import socket
+    import threading
+
+    answer: list[bool] = []
+
+    def lookup() -> None:
+        try:
+            socket.getaddrinfo(host, 443)
+            answer.append(True)
+        except OSError:
+            answer.append(False)
+
+    thread = threading.Thread(target=lookup, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(answer and answer[0])
 
 
 def local_dirs(version: str) -> list[Path]:
@@ -125,15 +161,17 @@ def fetch(version: str, rel: str, allow_download: bool) -> bytes:
         if path.is_file():
             return _verified(rel, path.read_bytes(), expected, str(path))
     if not allow_download:
-        raise CrdIntegrityError(f"CRD {rel} of Karmada {version} not found offline (set {CRDS_DIR_ENV})")
+        raise CrdIntegrityError(f"CRD {rel} of Karmada {version} not found offline: {layout_hint(version)}")
     url = crd_url(version, rel)
+    if not _resolves("raw.githubusercontent.com"):
+        raise CrdIntegrityError(f"CRD {rel} of Karmada {version}: no local copy and raw.githubusercontent.com does "
+                                f"not resolve (offline?): {layout_hint(version)}")
     try:
         with urllib.request.urlopen(url, timeout=30) as resp:
             data = _verified(rel, resp.read(), expected, url)
     except (urllib.error.URLError, OSError) as err:
         raise CrdIntegrityError(f"CRD {rel} of Karmada {version}: no local copy and the download from {url} failed "
-                                f"({getattr(err, 'reason', err)}); set {CRDS_DIR_ENV} to a directory with the "
-                                "release's CRDs") from None
+                                f"({getattr(err, 'reason', err)}); {layout_hint(version)}") from None
     cached = _cache_dir(version) / rel
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_bytes(data)

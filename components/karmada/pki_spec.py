@@ -225,6 +225,14 @@ def etcd_backup_cert_spec() -> CertSpec:
                     usages=_CLIENT, file="etcd/backup-client")
 
 
+def etcd_maintenance_cert_spec() -> CertSpec:
+    """Client cert of the etcd defragmentation job (etcd CA). etcd runs without its own auth, so any cert of
+    its CA may do anything; the job still gets its own, so its requests are its own in etcd's logs and
+    replacing it revokes nothing else."""
+    return CertSpec(name="etcd-maintenance-client", signer=ETCD_CA.name, common_name="karmada-etcd-maintenance",
+                    usages=_CLIENT, file="etcd/maintenance-client")
+
+
 ESTIMATOR_SERVICE_PREFIX = "karmada-scheduler-estimator"
 """The scheduler's `--scheduler-estimator-service-prefix` default: it dials `<prefix>-<cluster>`."""
 

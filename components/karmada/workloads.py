@@ -37,11 +37,18 @@ def quota_enforced(config: FleetConfig) -> bool:
     return "FederatedQuotaEnforcement" in gates(config)
 
 
+ETCD_COMPACTION = ("periodic", "1h")
+"""etcd's own compaction, a belt for when both API servers (which compact every 5 min) are down."""
+
+
 def etcd(config: FleetConfig, cluster_token: str) -> dict[str, Any]:
-    """etcd's StatefulSet; `cluster_token` only keeps two etcd clusters from joining each other."""
+    """etcd's StatefulSet; `cluster_token` only keeps two etcd clusters from joining each other. The space quota
+    is `karmada.etcd.quotaBackendSize`, rendered explicitly."""
     karmada = config.karmada
+    mode, retention = ETCD_COMPACTION
     return manifests.etcd_statefulset(
-        flags.etcd_args(karmada.etcd.replicas, cluster_token),
+        flags.etcd_args(karmada.etcd.replicas, cluster_token, quota_backend_bytes=karmada.etcd.quota_backend_bytes,
+                        auto_compaction_mode=mode, auto_compaction_retention=retention),
         f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{karmada.release.etcd}", karmada.etcd.replicas,
         karmada.etcd.storage_class, karmada.etcd.storage_size,
         agent_script.source(manifests.ETCD_PREPARE_SCRIPT))

@@ -72,3 +72,24 @@ def apply_rendered(prefix: str, render: Any, args: list[Any], opts: pulumi.Resou
     obj = {k: (skeleton[k] if k in ("apiVersion", "kind", "metadata") else rendered.apply(lambda o, k=k: o[k]))
            for k in skeleton}
     return apply(prefix, obj, opts)
+
+
+def with_secret_checksum(obj: dict[str, Any], secrets: list[Any]) -> dict[str, Any]:
+    """The workload with the checksum of exactly the Secrets its pods mount (`kube.rollouts`).
+
+    `secrets` are the Secret documents as applied (values may be Outputs, or each document an Output, as for
+    `apply_rendered`). The digest is unsecret: it is a sha256 over material that always includes a key or a
+    random token, and a readable value keeps previews showing *that* a pod template changes."""
+    from components.kube import rollouts
+
+    def name(doc: Any) -> str:
+        if isinstance(doc, pulumi.Output):
+            raise TypeError("pass (name, Output[document]) for rendered Secrets")
+        return doc[0] if isinstance(doc, tuple) else doc["metadata"]["name"]
+
+    names = rollouts.require_exact(obj, [name(d) for d in secrets])
+    if not names:
+        return obj
+    docs = [d[1] if isinstance(d, tuple) else d for d in secrets]
+    digest = pulumi.Output.unsecret(pulumi.Output.from_input(docs).apply(rollouts.checksum_of))
+    return rollouts.annotated(obj, names, digest)

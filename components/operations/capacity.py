@@ -2,10 +2,10 @@
 the targets and services it will have, the spread placement group against the servers in it.
 
 The pods are counted from the very documents the program applies (karmada/workloads.py, manifests.py,
-traffic/docs.py, failover_docs.py, refresher_docs.py, etcd_backup_docs.py), never from a second copy of their
-numbers; a test
-holds the inventory equal to the host manifests of the rendered plan. Hetzner's and k3s's numbers are in
-hetzner/limits.py with their sources. A hub fits when, with every server up,
+traffic/docs.py, failover_docs.py, refresher_docs.py, etcd_backup_docs.py, etcd_maintenance_docs.py,
+monitoring_docs.py), never from a second copy of their numbers; a test holds the inventory equal to the host
+manifests of the rendered plan. Hetzner's and k3s's numbers are in hetzner/limits.py with their sources. A hub
+fits when, with every server up,
 
 - the pods' CPU and memory requests fit the servers' capacity less what k3s itself keeps
   (`K3S_SERVER_RESERVE_*` per server: k3s reserves nothing for itself, so this check does);
@@ -27,7 +27,7 @@ from components.hetzner import limits
 from components.karmada import manifests, workloads
 from components.kube import agent_script
 from components.kube.quantity import parse_quantity
-from components.operations import etcd_backup_docs, k3s_upgrade_docs
+from components.operations import etcd_backup_docs, etcd_maintenance_docs, k3s_upgrade_docs, monitoring_docs
 from components.traffic import docs as traffic_docs
 from components.traffic import failover_docs, refresher_docs
 
@@ -133,7 +133,14 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     backup = config.karmada.etcd.backup
     if backup is not None:
         out.append(("etcd backup", etcd_backup_docs.cron_job(
-            backup, "capacity", "etcd", agent_script.source(etcd_backup_docs.SCRIPT_KEY))))
+            backup, "capacity", "etcd", agent_script.source(etcd_backup_docs.SCRIPT_KEY),
+            config.karmada.etcd.quota_backend_bytes)))
+    out.append(("etcd defragmentation", etcd_maintenance_docs.cron_job(
+        config.karmada.etcd.defrag_schedule, config.karmada.etcd.replicas,
+        agent_script.source(etcd_maintenance_docs.SCRIPT_KEY))))
+    if config.monitoring.enabled:
+        out.append(("hub exporter", monitoring_docs.exporter_deployment(
+            agent_script.source(monitoring_docs.EXPORTER_SCRIPT))))
     out.append(("k3s upgrades", k3s_upgrade_docs.deployment()))
     return out
 

@@ -1,6 +1,7 @@
 """The runtime contract of the etcd backup job's two containers (etcdctl from the etcd image, then
-agents/etcd_backup_upload.py), and the registry of every contract the program renders (the checks in
-tests/contract/ and docs/upstream-contract.md iterate `all_contracts()`)."""
+agents/etcd_backup_upload.py), of the defragmentation job and of the hub exporter, and the registry of
+every contract the program renders (the checks in tests/contract/ and docs/upstream-contract.md iterate
+`all_contracts()`)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,18 @@ from components.kube.contract import (
     Expects,
     Fact,
     FileFlag,
+    Listener,
     Makes,
     Match,
+    Served,
     Src,
     Use,
     from_url_flag,
 )
 from components.operations import etcd_backup_docs as backup
+from components.operations import etcd_maintenance_docs as maintenance
 from components.operations import k3s_upgrade_docs as suc
+from components.operations import monitoring_docs as monitoring
 from components.traffic import contract as traffic_contract
 
 
@@ -55,7 +60,7 @@ ETCD_SNAPSHOT = Contract(
 )
 
 ETCD_UPLOAD = Contract(
-    key="etcd-backup-upload", title="etcd backup: upload (agents/etcd_backup_upload.py)",
+    key="etcd-backup-upload", title="etcd backup: upload (agents/etcd_backup_upload.py upload)",
     upstream="this program, on python:3.12", match=Match(script=backup.SCRIPT_KEY),
     rendered_by="components/operations/etcd_backup_docs.py cron_job",
     env=(
@@ -63,19 +68,24 @@ ETCD_UPLOAD = Contract(
         EnvVar("S3_SECRET_ACCESS_KEY", True, "object storage secret (missing: exit 2)", _UPLOAD),
     ),
     files=(
-        FileFlag("snapshot", "read", "the snapshot written by the first step (read whole into memory)", _UPLOAD),
+        FileFlag("snapshot", "read", "the snapshot written by the first step (read in 1 MiB chunks)", _UPLOAD),
+        FileFlag("key-file", "read", "the stack secret the snapshot is encrypted with (at least 32 characters)",
+                 _UPLOAD),
     ),
     expects=(
-        Expects("the bucket `karmada.etcd.backup.bucket` at `endpoint`, and a key pair allowed to put, list and "
-                "delete in it", "the operator (docs/runbooks/first-deploy.md)", _UPLOAD),
+        Expects("the bucket `karmada.etcd.backup.bucket` at `endpoint`, and a key pair allowed to put (multipart "
+                "included), list, abort and delete in it", "the operator (docs/runbooks/first-deploy.md)", _UPLOAD),
+        Expects("an OpenSSL libcrypto loadable by Python's own `_hashlib` (the python image's libssl3): AES-256-GCM "
+                "through ctypes, checked by a known-answer test before use", "the pinned python image", _UPLOAD),
     ),
     connections=(
         Connection("object storage", "443", "HTTPS (SigV4)", "--endpoint, path-style `<endpoint>/<bucket>/<key>`",
-                   "PUT the snapshot, list the prefix, delete beyond --retain", _UPLOAD, external=True),
+                   "multipart upload of the encrypted snapshot, its manifest, list the prefix, delete beyond "
+                   "--retain, abort stale uploads", _UPLOAD, external=True),
     ),
     exits=(
-        Fact("missing argument (argparse, exit 2), missing S3_* env (exit 2), empty snapshot or a store error "
-             "(exit 1)", _UPLOAD),
+        Fact("missing argument (argparse, exit 2), missing S3_* env (exit 2), empty snapshot, a short key, no "
+             "working AES-GCM or a store error (exit 1; an unfinished multipart upload is aborted)", _UPLOAD),
     ),
     facts=(
         Fact("the bucket must exist; it is written under `<prefix>/<stack>/` (snapshot path "
@@ -145,7 +155,60 @@ SYSTEM_UPGRADE_CONTROLLER = Contract(
     kubeconfig_flags=(),
 )
 
-CONTRACTS: tuple[Contract, ...] = (ETCD_SNAPSHOT, ETCD_UPLOAD, SYSTEM_UPGRADE_CONTROLLER)
+
+_DEFRAG = Src("karmada-hub", "this checkout", "agents/etcd_defrag.py", "run")
+_GATEWAY = _etcd("api/etcdserverpb/gw/rpc.pb.gw.go", "pattern_Maintenance_Defragment_0")
+
+ETCD_DEFRAG = Contract(
+    key="etcd-defrag", title="etcd defragmentation (agents/etcd_defrag.py)",
+    upstream="this program, on python:3.12", match=Match(script=maintenance.SCRIPT_KEY),
+    rendered_by="components/operations/etcd_maintenance_docs.py cron_job",
+    files=(
+        FileFlag("ca-file", "read", "etcd CA", _DEFRAG),
+        FileFlag("cert-file", "read", "a SAN-less client cert of the etcd CA (CN karmada-etcd-maintenance)", _DEFRAG),
+        FileFlag("key-file", "read", "its key", _DEFRAG),
+    ),
+    connections=(
+        Connection("etcd", "2379", "HTTPS (client cert)", "--endpoints (each member's own client URL)",
+                   "gRPC gateway: maintenance status, alarm list, defragment (one member at a time, leader last)",
+                   _GATEWAY, resolve=from_url_flag("endpoints", many=True)),
+    ),
+    exits=(
+        Fact("a member does not answer, or the members disagree on the leader (exit 1, nothing defragmented)",
+             _DEFRAG),
+    ),
+    kubeconfig_flags=(),
+)
+
+_EXPORTER = Src("karmada-hub", "this checkout", "agents/hub_exporter.py", "main")
+
+HUB_EXPORTER = Contract(
+    key="hub-exporter", title="hub exporter (agents/hub_exporter.py)",
+    upstream="this program, on python:3.12", match=Match(script=monitoring.EXPORTER_SCRIPT),
+    rendered_by="components/operations/monitoring_docs.py exporter_deployment",
+    files=(
+        FileFlag("ca-file", "read", "the Karmada CA", _EXPORTER),
+        FileFlag("cert-file", "read", f"client certificate (CN {monitoring.EXPORTER_USER})", _EXPORTER),
+        FileFlag("key-file", "read", "its key", _EXPORTER),
+    ),
+    listeners=(
+        Listener("metrics", "HTTP", "port", "port", "9100", (Served("/metrics", True), Served("/healthz", True)),
+                 _EXPORTER, note="/healthz: 200 while the last list is younger than 3 x period + 30 s, else 503"),
+    ),
+    connections=(
+        Connection("karmada-apiserver", "5443", "HTTPS (client cert)", "--server", "lists Clusters", _EXPORTER,
+                   resolve=from_url_flag("server")),
+    ),
+    uses=(
+        Use("karmada", "cluster.karmada.io", "clusters", ("list",), _EXPORTER, credential="client-cert"),
+    ),
+    exits=(
+        Fact("unknown or missing argument (argparse, exit 2); unreadable TLS files; port bind failure", _EXPORTER),
+    ),
+    kubeconfig_flags=(),
+)
+
+CONTRACTS: tuple[Contract, ...] = (ETCD_SNAPSHOT, ETCD_UPLOAD, ETCD_DEFRAG, HUB_EXPORTER, SYSTEM_UPGRADE_CONTROLLER)
 
 PRECONDITIONS: tuple[Expects, ...] = (
     Expects("for each CAPI member, Secret `<namespace>/<cluster>-kubeconfig` (key `value`) in the CAPI management "

@@ -44,6 +44,9 @@ CRD_REL = "pkg/crds/yaml/generated/upgrade.cattle.io_plans.yaml"
 CRD_SHA256 = {"v0.20.1": "68a2e6b786dc3a3d47f0ac557b06833d2f773d801f482f43d37c7e819309c656"}
 """sha256 of `pkg/crds/yaml/generated/upgrade.cattle.io_plans.yaml` at each supported tag."""
 CRDS_DIR_ENV = "KARMADA_HUB_UPSTREAM_CRDS_DIR"
+"""A directory laid out like `shared/upstream-crds` (this CRD under `system-upgrade-controller/`), as for
+traffic/dnsendpoint_crd.py."""
+FOLDER = "system-upgrade-controller"
 
 _LABELS = {"app.kubernetes.io/name": CONTROLLER, "app.kubernetes.io/part-of": "karmada-hub"}
 CONTROLLER_LABEL = "upgrade.cattle.io/controller"
@@ -58,12 +61,12 @@ def crd_url(version: str = versions.SYSTEM_UPGRADE_CONTROLLER_VERSION) -> str:
 
 
 def _local_dirs() -> list[Path]:
-    from components.karmada.crds import workspace_crds_dir
+    from components.karmada.crds import crds_source_dir
 
-    dirs = [Path(os.environ[CRDS_DIR_ENV])] if os.environ.get(CRDS_DIR_ENV) else []
-    karmada = workspace_crds_dir()
+    dirs = [Path(os.environ[CRDS_DIR_ENV]) / FOLDER] if os.environ.get(CRDS_DIR_ENV) else []
+    karmada = crds_source_dir()
     if karmada is not None:  # <workspace>/shared/karmada/crds -> <workspace>/shared/upstream-crds
-        dirs.append(karmada.parent.parent / "upstream-crds" / "system-upgrade-controller")
+        dirs.append(karmada.parent.parent / "upstream-crds" / FOLDER)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "karmada-hub" / "upstream-crds"
     dirs.append(cache / f"system-upgrade-controller-{versions.SYSTEM_UPGRADE_CONTROLLER_VERSION}")
     return dirs

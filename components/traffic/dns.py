@@ -23,7 +23,7 @@ import pulumi
 
 from components.config import FleetConfig
 from components.kube import agent_script, tls
-from components.kube.objects import apply, apply_rendered
+from components.kube.objects import apply, apply_rendered, with_secret_checksum
 from components.traffic import dnsendpoint_crd, docs
 from components.traffic import failover_docs as failover
 from components.traffic import refresher_docs as refresher
@@ -57,40 +57,45 @@ class FleetDns(pulumi.ComponentResource):
         failover_cert = tls.leaf(f"{name}-traffic-failover", karmada_ca, failover.USER, tls.USES["client"], hours,
                                  pulumi.ResourceOptions(parent=self))
         failover_source = agent_script.source(failover.SCRIPT_KEY)
+        failover_pki = [karmada_ca.cert_pem, failover_cert.cert_pem, pulumi.Output.secret(failover_cert.key_pem)]
         failover_deps = [
             crd,
-            apply_rendered("host", failover.cert_secret,
-                           [karmada_ca.cert_pem, failover_cert.cert_pem, pulumi.Output.secret(failover_cert.key_pem)],
-                           in_ns),
+            apply_rendered("host", failover.cert_secret, failover_pki, in_ns),
             apply("host", failover.script_configmap(failover_source), in_ns),
             *(apply("host", o, in_ns) for o in failover.host_rbac()),
         ]
+        failover_secret = pulumi.Output.all(*failover_pki).apply(lambda v: failover.cert_secret(*v))
         after_deps = pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *failover_deps]))
-        controller = apply("host", failover.deployment(dns, config.hub.servers, failover_source), after_deps)
+        controller = apply("host", with_secret_checksum(
+            failover.deployment(dns, config.hub.servers, failover_source),
+            [(failover.CERT_SECRET, failover_secret)]), after_deps)
         apply("host", failover.pod_disruption_budget(), in_ns)
 
         # external-dns: the Hetzner token, its Role, then the Deployment, after the controller (migration order).
-        secrets = [apply_rendered("host", docs.external_dns_token_secret,
-                                  [pulumi.Output.secret(config.secrets[dns.token_config_key])], in_ns)]
+        token = pulumi.Output.secret(config.secrets[dns.token_config_key])
+        secrets = [apply_rendered("host", docs.external_dns_token_secret, [token], in_ns)]
+        mounted = [(docs.TOKEN_SECRET_NAME, token.apply(docs.external_dns_token_secret))]
         after_secrets = pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *secrets, crd]))
         rbac = [apply("host", o, after_secrets) for o in objects if o["kind"] in ("ServiceAccount", "Role",
                                                                                   "RoleBinding")]
         for obj in objects:
             if obj["kind"] == "Deployment":
-                apply("host", obj, pulumi.ResourceOptions.merge(
+                apply("host", with_secret_checksum(obj, mounted), pulumi.ResourceOptions.merge(
                     after_secrets, pulumi.ResourceOptions(depends_on=[*ns, *secrets, crd, *rbac, controller])))
 
         # The status refresher: its own client cert (the RBAC above names its CN), the script, two replicas.
         refresher_cert = tls.leaf(f"{name}-status-refresher", karmada_ca, refresher.USER, tls.USES["client"], hours,
                                   pulumi.ResourceOptions(parent=self))
         source = agent_script.source(refresher.SCRIPT_KEY)
+        self.certificates = [failover_cert, refresher_cert]
+        refresher_pki = [karmada_ca.cert_pem, refresher_cert.cert_pem, pulumi.Output.secret(refresher_cert.key_pem)]
         refresher_deps = [
-            apply_rendered("host", refresher.cert_secret,
-                           [karmada_ca.cert_pem, refresher_cert.cert_pem, pulumi.Output.secret(refresher_cert.key_pem)],
-                           in_ns),
+            apply_rendered("host", refresher.cert_secret, refresher_pki, in_ns),
             apply("host", refresher.script_configmap(source), in_ns),
         ]
-        apply("host", refresher.deployment(dns.refresh_seconds, source),
+        refresher_secret = pulumi.Output.all(*refresher_pki).apply(lambda v: refresher.cert_secret(*v))
+        apply("host", with_secret_checksum(refresher.deployment(dns.refresh_seconds, source),
+                                           [(refresher.CERT_SECRET, refresher_secret)]),
               pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[*ns, *refresher_deps])))
         apply("host", refresher.pod_disruption_budget(), in_ns)
         self.register_outputs({"domain": dns.domain, "ttl": dns.ttl})

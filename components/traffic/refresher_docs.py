@@ -114,6 +114,8 @@ def deployment(period_seconds: int, source: str) -> dict[str, Any]:
             "replicas": REPLICAS,
             "revisionHistoryLimit": 3,
             "selector": {"matchLabels": selector},
+            # One at a time and no surge: with required anti-affinity a surge pod needs a free server.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
             "template": {
                 "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
                 "spec": {

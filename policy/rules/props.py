@@ -3,6 +3,7 @@ command lines, selectors)."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -60,9 +61,27 @@ def is_unknown(value: Any) -> bool:
     return isinstance(value, str) and (value == COMPUTED or value in _UNKNOWN_SENTINELS)
 
 
+_PLACEHOLDER = re.compile(r"^\[secret [0-9a-f]{12}\]$")
+"""The offline plan's per-key Secret values: `[secret <fingerprint>]` (base64 of it under a Secret's `data`)."""
+
+
+def is_secret(value: Any) -> bool:
+    """A redacted secret as plan.json or CrossGuard shows it."""
+    if not isinstance(value, str):
+        return False
+    if value == SECRET or _PLACEHOLDER.match(value):
+        return True
+    if len(value) != 28:
+        return False
+    try:
+        return bool(_PLACEHOLDER.match(base64.b64decode(value, validate=True).decode("ascii")))
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
 def is_opaque(value: Any) -> bool:
     """Secret or unknown: nothing a rule may judge."""
-    return value == SECRET or is_unknown(value)
+    return is_secret(value) or is_unknown(value)
 
 
 # ------------------------------------------------------------------------------------ kubernetes helpers

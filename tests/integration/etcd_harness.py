@@ -178,6 +178,9 @@ class EtcdCluster:
     member, the way a Service would route to one live member."""
     init: InitStep | None = None
     """The pod's init container; `args_per_member` are then etcd's own (config-file) args."""
+    seed_data_dirs: Mapping[str, Path] = field(default_factory=dict)
+    """pod name -> a data directory (with `member/`) the member starts from instead of an empty one: what a
+    restore puts on the member's volume."""
     substitutions: list[str] = field(default_factory=list)
     members: list[_Member] = field(default_factory=list)
 
@@ -219,6 +222,8 @@ class EtcdCluster:
         for i, (pod, raw) in enumerate(zip(pod_names, self.args_per_member, strict=True)):
             data_dir = self._tmp / "data" / pod
             data_dir.mkdir(parents=True, mode=0o700)
+            if pod in self.seed_data_dirs:
+                shutil.copytree(Path(self.seed_data_dirs[pod]) / "member", data_dir / "member")
             run_dir = self._tmp / "podconfig" / pod
             run_dir.mkdir(parents=True, mode=0o700)
             main_args = self._rewrite(list(raw), pod, pki, data_dir, run_dir)

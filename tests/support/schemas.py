@@ -195,6 +195,36 @@ def _crd_index(root: Path) -> dict[tuple[str, str, str], _Crd]:
     return index
 
 
+UPSTREAM_CRDS_ENV = "KARMADA_HUB_UPSTREAM_CRDS_DIR"
+UPSTREAM_GROUPS = {"monitoring.coreos.com": "prometheus-operator", "externaldns.k8s.io": "external-dns",
+                   "upgrade.cattle.io": "system-upgrade-controller"}
+"""API group -> folder of the workspace's `shared/upstream-crds` (see its SOURCE.md), for third-party CRD kinds."""
+
+
+def upstream_crds_dir() -> Path:
+    """`$KARMADA_HUB_UPSTREAM_CRDS_DIR`, or `shared/upstream-crds` beside the workspace's Karmada CRDs."""
+    import os
+
+    override = os.environ.get(UPSTREAM_CRDS_ENV)
+    return Path(override) if override else crds_dir().parent.parent / "upstream-crds"
+
+
+def validate_upstream(obj: Any) -> None:
+    """A third-party CRD kind (Prometheus Operator, DNSEndpoint, SUC Plan) against its upstream CRD, closed."""
+    _check_header(obj, "object")
+    group, _, version = str(obj["apiVersion"]).rpartition("/")
+    what = f"{obj['apiVersion']} {obj['kind']} {obj['metadata'].get('name', '?')}"
+    root = upstream_crds_dir() / UPSTREAM_GROUPS[group]
+    crd = _crd_index(root).get((group, version, obj["kind"]))
+    if crd is None:
+        raise SchemaError(what, [f"no served CRD for {group}/{version} {obj['kind']} under {root}"])
+    errors = _schema_errors(crd.schema, obj) + _meta_errors(obj["metadata"], "subdomain")
+    if crd.namespaced and "namespace" not in obj["metadata"]:
+        errors.append("metadata.namespace: required for a namespaced kind (set it explicitly)")
+    if errors:
+        raise SchemaError(what, errors)
+
+
 def crd_kinds() -> frozenset[tuple[str, str, str]]:
     """Every (group, version, kind) the shared CRDs serve."""
     return frozenset(_crd_index(crds_dir()))
@@ -431,45 +461,15 @@ def validate_kubernetes(obj: Any, minor: str = "1.34") -> None:
         raise SchemaError(what, errors)
 
 
-def upstream_crds_dir() -> Path:
-    """The workspace's copies of the other upstream CRDs (`shared/upstream-crds/`, beside `shared/karmada/`)."""
-    return crds_dir().parent.parent / "upstream-crds"
-
-
-def upstream_kinds() -> frozenset[tuple[str, str, str]]:
-    root = upstream_crds_dir()
-    return frozenset(_crd_index(root)) if root.is_dir() else frozenset()
-
-
-def validate_upstream(obj: Any) -> None:
-    """A custom resource of an upstream CRD the program installs (system-upgrade-controller's Plan, …):
-    the served version's schema, closed, ObjectMeta rules and scope."""
-    _check_header(obj, "custom resource")
-    group, _, version = str(obj["apiVersion"]).rpartition("/")
-    what = f"{obj['apiVersion']} {obj['kind']} {obj['metadata'].get('name', '?')}"
-    crd = _crd_index(upstream_crds_dir()).get((group, version, obj["kind"]))
-    if crd is None:
-        raise SchemaError(what, [f"no served CRD for {group}/{version} {obj['kind']} under {upstream_crds_dir()}"])
-    errors = _schema_errors(crd.schema, obj)
-    meta = obj.get("metadata")
-    if isinstance(meta, Mapping):
-        errors += _meta_errors(meta, "subdomain")
-        if crd.namespaced != ("namespace" in meta):
-            errors.append("metadata.namespace: " + ("required for a namespaced kind" if crd.namespaced
-                                                    else "must not be set on a cluster-scoped kind"))
-    if errors:
-        raise SchemaError(what, errors)
-
-
 def validate_any(obj: Any, minor: str = "1.34") -> None:
     """Dispatch on the apiVersion group: Cluster → Go-derived schema; CRD kinds → CRDs; the rest → Kubernetes."""
     _check_header(obj, "object")
     group, _, version = str(obj["apiVersion"]).rpartition("/")
     if group == "cluster.karmada.io":
         validate_cluster(obj)
+    elif group in UPSTREAM_GROUPS:
+        validate_upstream(obj)
     elif (group, version, obj["kind"]) in crd_kinds() or group.endswith("karmada.io"):
         validate_karmada(obj)
-    elif (group, version, obj["kind"]) in upstream_kinds():
-        validate_upstream(obj)
     else:
         validate_kubernetes(obj, minor)

@@ -112,7 +112,4 @@ def program_env(**extra: str) -> dict[str, str]:
     crds = workspace_crds_dir(REPO)
     if CRDS_DIR_ENV not in env and crds is not None:
         env[CRDS_DIR_ENV] = str(crds)
-    upstream = "KARMADA_HUB_UPSTREAM_CRDS_DIR"  # components.operations.k3s_upgrade_docs.CRDS_DIR_ENV
-    if upstream not in env and crds is not None:
-        env[upstream] = str(crds.parent.parent / "upstream-crds" / "system-upgrade-controller")
     return env

@@ -56,6 +56,7 @@ _PKI_FILES = (
     "etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key",
     "etcd/backup-client.crt", "etcd/backup-client.key",
     "etcd/member-client.crt", "etcd/member-client.key",
+    "etcd/maintenance-client.crt", "etcd/maintenance-client.key",
     "front-proxy-ca.crt", "front-proxy-client.crt", "front-proxy-client.key",
     "apiserver.crt", "apiserver.key",
     "apiserver-etcd-client.crt", "apiserver-etcd-client.key",

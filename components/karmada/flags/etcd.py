@@ -100,6 +100,8 @@ def etcd_args(
     namespace: str = NAMESPACE,
     cluster_domain: str = CLUSTER_DOMAIN,
     quota_backend_bytes: int | None = None,
+    auto_compaction_mode: Literal["periodic", "revision"] | None = None,
+    auto_compaction_retention: str | None = None,
     log_level: Literal["debug", "info", "warn", "error"] = "info",
 ) -> list[str]:
     """etcd member args with client AND peer mTLS (ref §2.2 "Recommended flags").
@@ -109,6 +111,13 @@ def etcd_args(
     `$(POD_NAME)` so they match the peer/server cert SANs and survive pod IP changes. Only flags
     that etcd 3.4, 3.5 and 3.6 all accept are used (see KNOWN_FLAGS["etcd"]). No `--snapshot-count`: it is
     deprecated in 3.6 (decommissioned in 3.7) and 3.6's default (10000) is what was rendered.
+
+    Space: `quota_backend_bytes` is the NOSPACE limit (etcd's own default is 2 GiB; "0 defaults to low space
+    quota", v3.4.23 Documentation/op-guide/configuration.md). Compaction: both API servers already compact
+    every 5 minutes (kube-apiserver `--etcd-compaction-interval`, default 5m); `auto_compaction_*` is etcd's own
+    belt for when they are down (`periodic` + a duration keeps that much history). Defragmentation is a job,
+    not a flag (components/operations/etcd_maintenance_docs.py). This list is the one source of the
+    member's configuration: anything rendering etcd another way (a config file) derives it from here.
     """
     if replicas < 1:
         raise ValueError(f"etcd replicas must be >= 1 (got {replicas})")
@@ -143,5 +152,16 @@ def etcd_args(
         f"--log-level={log_level}",
     ]
     if quota_backend_bytes is not None:
+        if not 0 < quota_backend_bytes <= 8 * 2**30:
+            raise ValueError(f"quota_backend_bytes must be in (0, 8 GiB] (got {quota_backend_bytes})")
         args.append(f"--quota-backend-bytes={quota_backend_bytes}")
+    if (auto_compaction_mode is None) != (auto_compaction_retention is None):
+        raise ValueError("auto_compaction_mode and auto_compaction_retention go together")
+    if auto_compaction_mode is not None:
+        pattern = r"[1-9][0-9]*(m|h)" if auto_compaction_mode == "periodic" else r"[1-9][0-9]*"
+        if not re.fullmatch(pattern, auto_compaction_retention or ""):
+            raise ValueError(f"auto_compaction_retention {auto_compaction_retention!r} does not fit mode "
+                             f"{auto_compaction_mode} (periodic: a duration like 1h; revision: a count)")
+        args += [f"--auto-compaction-mode={auto_compaction_mode}",
+                 f"--auto-compaction-retention={auto_compaction_retention}"]
     return args
