@@ -141,8 +141,9 @@ def parse_flags(args: Sequence[str]) -> dict[str, str]:
                      "peer-trusted-ca-file", "peer-cert-file", "peer-key-file", "trusted-ca-file"):
         if required not in values:
             raise PrepareError(f"etcd flag --{required} is required")
-    if "$(" in values["name"]:
-        raise PrepareError(f"--name={values['name']}: the pod env was not expanded (is POD_NAME set?)")
+    for name, value in values.items():
+        if "$(" in value:
+            raise PrepareError(f"--{name}={value}: kubelet did not expand it (is the variable in the env?)")
     return values
 
 

@@ -8,6 +8,7 @@
     fleet/         members and tenant policies
     traffic/       regional load balancers and the fleet's DNS
     operations/    backups, failover budget, version skew, preflight
+    trust/         who may reach and do what: NetworkPolicies, region identities and their RBAC
     roles.py       the stack roles that compose the rooms above
 
 `tests/test_layout.py` reads every import and enforces the direction.

@@ -155,15 +155,19 @@ class FirewallConfig(Model):
     ssh_cidrs: list[Cidr] = Field(min_length=1)
     """Who may reach the servers' SSH port."""
     api_cidrs: list[Cidr] = Field(min_length=1)
-    """Who may reach 6443 (k3s) and 5443 (karmada-apiserver) on the servers' public addresses."""
+    """Who may reach 6443 (k3s) and 32443 (karmada-apiserver's NodePort) on the servers' public
+    addresses: admins, CI, region stacks, and the machine that runs `pulumi up` (its readiness gates dial them)."""
+    karmada_cidrs: list[Cidr] = []
+    """Who else may reach the karmada-apiserver (only it, not k3s or SSH) on the servers' public addresses:
+    the egress addresses of Pull members' nodes (their agents dial the hub)."""
     allow_world: bool = False
-    """Must be true for 0.0.0.0/0 or ::/0 to be accepted in either list."""
+    """Must be true for 0.0.0.0/0 or ::/0 to be accepted in any list."""
 
     @model_validator(mode="after")
     def _no_world_unless_explicit(self) -> FirewallConfig:
         if self.allow_world:
             return self
-        for field in ("ssh_cidrs", "api_cidrs"):
+        for field in ("ssh_cidrs", "api_cidrs", "karmada_cidrs"):
             for net in getattr(self, field):
                 if net in WORLD:
                     raise _fail(
@@ -172,7 +176,7 @@ class FirewallConfig(Model):
                         "hub.firewall.allowWorld: true",
                         net=str(net),
                     )
-        for field in ("ssh_cidrs", "api_cidrs"):
+        for field in ("ssh_cidrs", "api_cidrs", "karmada_cidrs"):
             nets = getattr(self, field)
             for version, world in ((4, "IPv4"), (6, "IPv6")):
                 admitted = public_addresses(nets, version)
@@ -194,8 +198,11 @@ class LoadBalancerConfig(Model):
     """Hetzner load balancer type of the hub's API load balancer."""
     location: str | None = None
     """Defaults to the first hub location."""
-    public_interface: bool = True
-    """Give the API load balancer a public interface (admins and members reach 6443/5443 through it)."""
+    world_reachable: bool = False
+    """Give the API load balancer its public interface, serving 6443 (k3s) and 5443 (karmada-apiserver) to the
+    whole internet: a Hetzner load balancer has no firewall, so `firewall.apiCidrs` does not apply to it.
+    Off (default): the load balancer is private (server joins, in-network clients) and the APIs are reached on
+    the servers' public addresses behind the Cloud Firewall."""
 
 
 class NetworkConfig(Model):
@@ -247,7 +254,9 @@ class HubConfig(Model):
     """Optional pin of the k3s binary's sha256; the release's own sha256sum file is checked either way."""
     api_dns_name: str | None = Field(default=None, pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
     """DNS name of the hub API: used in kubeconfigs, a SAN of the k3s and karmada-apiserver certificates, and an A
-    record for the API load balancer when it is under `dns.domain`. Unset: the load balancer's IPv4."""
+    record listing every server's public address when it is under `dns.domain`. Unset: kubeconfigs and members
+    use the first server's address, and every server address becomes a certificate SAN (adding a server then
+    replaces the karmada-apiserver certificate)."""
     ssh_keys: list[SshKeyConfig] = Field(min_length=1)
     """SSH keys put on every server."""
     firewall: FirewallConfig
@@ -329,8 +338,10 @@ _HA = {"minimum": 2}
 
 
 class ReplicaConfig(Model):
-    apiserver: int = Field(default=2, json_schema_extra=_HA)
-    """karmada-apiserver replicas (>= 2; one per hub server at most, required anti-affinity)."""
+    apiserver: int | None = Field(default=None, json_schema_extra=_HA)
+    """karmada-apiserver replicas: unset means one per hub server, and a set value must equal `hub.servers` (each
+    server's public address serves its local replica: the NodePort keeps the client address, externalTrafficPolicy
+    Local). Stacks without a hub run none (2 is assumed)."""
     aggregated_apiserver: int = Field(default=2, json_schema_extra=_HA)
     """karmada-aggregated-apiserver replicas (>= 2, at most hub.servers)."""
     kube_controller_manager: int = Field(default=2, json_schema_extra=_HA)
@@ -346,8 +357,8 @@ class ReplicaConfig(Model):
 
     @field_validator("*")
     @classmethod
-    def _ha(cls, v: int) -> int:
-        if v < 2:
+    def _ha(cls, v: int | None) -> int | None:
+        if v is not None and v < 2:
             raise _fail("ha", "must be >= 2 so one replica can fail or roll (got {v})", v=v)
         return v
 
@@ -623,6 +634,9 @@ class MemberConfig(Model):
     """Run a scheduler-estimator for this member on the hub (needs karmada.schedulerEstimators)."""
     ingress: IngressConfig = IngressConfig()
     """The member's ingress NodePorts, for its regional load balancer."""
+    join_generation: int = Field(default=1, ge=1)
+    """Pull members: bump it to mint a fresh bootstrap token and run the join again (a rebuilt member, or
+    one whose `karmada-kubeconfig` Secret is gone). The token lives an hour and is in no stack's state."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -1195,6 +1209,14 @@ class FleetConfig(Model):
     """The Cluster API management cluster members are read from."""
     region: DnsLabel | None = None
     """For `region` stacks: which region this stack rolls out."""
+    region_stacks: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")]] = []
+    """For `hub` stacks: the region stacks (names of files in stacks/) this hub serves. The hub reads their
+    members, tenants and identity CSR from those files: it owns the objects a region's identity cannot be
+    trusted with (Cluster objects, agent RBAC, tenant namespaces, estimators) and signs each region's identity."""
+    identity_csr: str | None = Field(default=None, pattern=r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+"
+                                                          r"-----END CERTIFICATE REQUEST-----\n?$")
+    """For `region` stacks: the PEM CSR of this stack's identity (`pulumi stack output identityCsrPem`); its key
+    never leaves this stack. The hub signs it once its file carries it."""
     secrets: dict[str, str] = Field(default={}, exclude=True)
     """Flat secret config keys (kubeconfigs, tokens) referenced by name elsewhere; never printed."""
 
@@ -1202,6 +1224,12 @@ class FleetConfig(Model):
     def _cross_checks(self) -> FleetConfig:
         if self.role in ("all-in-one", "hub") and self.hub is None:
             raise _fail("missing_hub", "role '{role}' needs a hub section", role=self.role, loc=("hub",))
+        if self.region_stacks and self.role != "hub":
+            raise _fail("region_stacks", "only a hub stack (role hub) serves region stacks; remove it here",
+                        loc=("regionStacks",))
+        if self.identity_csr is not None and self.role != "region":
+            raise _fail("region_stacks", "only a region stack has an identity CSR; remove it here",
+                        loc=("identityCsr",))
         if self.role == "region":
             if self.hub_stack is None:
                 raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
@@ -1243,6 +1271,11 @@ class FleetConfig(Model):
             if len(self.secrets[backup.encryption_key_config_key].strip()) < 32:
                 raise _fail("secret", "stack secret karmada-hub:{k} must be at least 32 characters (pulumi config set "
                             '--secret {k} "$(openssl rand -base64 32)")', k=backup.encryption_key_config_key, loc=loc)
+        if self.karmada.replicas.apiserver is None:
+            # one per hub server; a new KarmadaConfig on this instance only (defaults may be shared instances)
+            replicas = self.karmada.replicas.model_copy(
+                update={"apiserver": self.hub.servers if self.hub is not None else 2})
+            object.__setattr__(self, "karmada", self.karmada.model_copy(update={"replicas": replicas}))
         if self.hub is not None:
             try:
                 versions.check_hub_kubernetes(self.karmada.version, self.hub.k3s_version)
@@ -1257,6 +1290,11 @@ class FleetConfig(Model):
                 if reps > self.hub.servers:
                     raise _fail("spread", "{r} replicas need {r} hub servers (required anti-affinity); hub.servers "
                                 "is {s}", r=reps, s=self.hub.servers, loc=("karmada", "replicas", comp))
+            if self.karmada.replicas.apiserver != self.hub.servers:
+                raise _fail("spread", "must equal hub.servers ({s}): every server's public address serves the "
+                            "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the "
+                            "client address for the NetworkPolicy); set apiserver: {s} or leave it unset",
+                            s=self.hub.servers, loc=("karmada", "replicas", "apiserver"))
         member_names = set(names)
         for t_i, tenant in enumerate(self.tenants):
             for cluster in tenant.placement.weights:
@@ -1357,6 +1395,8 @@ class FleetConfig(Model):
             if self.dns.txt_owner_id is not None:
                 raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
                             "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
+            # the region's drill records live in the DNS zone's own project: its token, not the region's
+            self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
             return
         if self.dns.txt_owner_id is None:
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
@@ -1596,5 +1636,65 @@ _CUSTOM_TYPES = frozenset(
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
      "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
-     "reserved_ns", "etcd_quota", "monitoring"}
+     "reserved_ns", "etcd_quota", "monitoring", "region_stacks"}
 )
+
+
+# ---------------------------------------------------------------------------------- other stacks' files
+
+
+STACK_FILE_MAX_BYTES = 1 << 20
+STACK_FILE_MAX_DEPTH = 32
+"""Bounds on another stack's file, as hubctl/safeyaml.py sets them for the CLI's own reads (the program cannot
+import the CLI): a stack file is a few kilobytes and nests 7 levels; aliases, which could expand without bound
+once pydantic walks the result, are refused outright (Pulumi never writes them)."""
+
+
+def read_stack_file(path: Any, stack_file: str) -> FleetConfig:
+    """Another stack's `stacks/Pulumi.<stack>.yaml`, validated as that stack's FleetConfig: what a hub stack
+    reads of its region stacks (members, tenants, identity CSR). `secure:` values stay placeholders (a hub
+    cannot decrypt a region's secrets and never needs them); errors name `stack_file`."""
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{stack_file}: no such stack file")
+    data = path.read_bytes()
+    if len(data) > STACK_FILE_MAX_BYTES:
+        raise ConfigError(f"{stack_file}: {len(data)} bytes; a stack file is at most {STACK_FILE_MAX_BYTES}")
+    try:
+        text = data.decode("utf-8-sig")
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                raise ConfigError(f"{stack_file}: line {event.start_mark.line + 1}: YAML aliases are not read in "
+                                  "another stack's file; write the value out")
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > STACK_FILE_MAX_DEPTH:
+                raise ConfigError(f"{stack_file}: line {event.start_mark.line + 1}: nested deeper than "
+                                  f"{STACK_FILE_MAX_DEPTH} levels")
+        doc = yaml.safe_load(text) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{stack_file}: not UTF-8 (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{stack_file}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{stack_file}: must be a mapping with a `config:` section")
+    raw: dict[str, Any] = {}
+    secrets: set[str] = set()
+    for key, value in (doc.get("config") or {}).items():
+        key = str(key)
+        if ":" not in key:
+            key = f"{PROJECT}:{key}"
+        namespace, _, name = key.partition(":")
+        if namespace != PROJECT:
+            continue
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            raw[name] = f"placeholder-for-{name}"
+            secrets.add(name)
+        else:
+            raw[name] = value
+    return FleetConfig.from_mapping(raw, stack_file, frozenset(secrets))
+

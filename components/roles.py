@@ -3,7 +3,8 @@
 `hub(config)` builds the hub cluster, the Karmada control plane (with its etcd backups) and the fleet's DNS
 owner, and returns `HubOutputs`. `region(config, hub)` builds members, tenant policies and regional traffic
 against a `HubOutputs`: the one `hub()` just returned (all-in-one), or the one a region stack reads through its
-StackReference (`HubOutputs.from_reference`). Every cross-stack value is declared once, in `HUB_OUTPUTS`,
+StackReference (`HubOutputs.from_reference`), where the region then works with its own identity
+(trust/region_identity.py), never with an admin credential. Every cross-stack value is declared once, in `HUB_OUTPUTS`,
 with its export name and whether it is secret; the offline plan's stand-in for a StackReference
 (`stand_in`) is derived from the same declaration.
 """
@@ -22,19 +23,24 @@ from components.config import ConfigError, FleetConfig
 from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
 from components.fleet.policy_docs import cluster_taint_policy, priority_classes
+from components.fleet.registry import MemberRegistry
+from components.hetzner.dns_provider import dns_provider
 from components.hetzner.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
-from components.kube import tls
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
 from components.operations.etcd_maintenance import EtcdMaintenance
 from components.operations.k3s_snapshots import K3sSnapshots
 from components.operations.k3s_upgrade import K3sUpgrade
 from components.operations.monitoring import HubMonitoring
+from components.operations.region_intents import fleet_members, fleet_tenants, region_intents
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
+from components.trust.network_policy import HostNetworkPolicies
+from components.trust.region_access import RegionAccess
+from components.trust.region_identity import RegionIdentity
 
 
 def _export(name: str, secret: bool = False) -> dict[str, Any]:
@@ -49,7 +55,10 @@ class LocalHub:
 
     host: k8s.Provider
     karmada: k8s.Provider
+    karmada_kubeconfig: pulumi.Output[str]
+    """The program's own admin kubeconfig (what PullJoin writes bootstrap tokens with in an all-in-one stack)."""
     after: Sequence[pulumi.Resource]
+    dns_provider: pulumi.ProviderResource | None = None
     fleet_objects: Sequence[pulumi.Resource] = ()
     """What the hub created inside karmada-apiserver for tenants (the priority table): policies wait for it."""
     dns_namespace: Sequence[pulumi.Resource] = ()
@@ -59,17 +68,22 @@ class LocalHub:
 
 @dataclass(frozen=True)
 class HubOutputs:
-    """What a hub stack exports and a region stack reads, field by field."""
+    """What a hub stack exports and a region stack reads, field by field.
+
+    A StackReference stores *every* output of the referenced stack in the referencing stack's state, so nothing a
+    region must not hold is exported at all: no CA key, no admin kubeconfig, no region's key. Operators get an
+    admin kubeconfig from the hub's own state (`python -m hubctl kubeconfig`)."""
 
     hub_api_endpoint: pulumi.Output[str] = field(metadata=_export("hubApiEndpoint"))
+    hub_server_ca_cert_pem: pulumi.Output[str] = field(metadata=_export("hubServerCaCertPem"))
+    """The k3s server CA: what a region's host kubeconfig trusts."""
+    hub_server_ipv4s: pulumi.Output[list[str]] = field(metadata=_export("hubServerIpv4s"))
+    """The servers' Primary IPs: the firewall-filtered API path, and what members may allow-list for Push."""
     hub_load_balancer_ipv4: pulumi.Output[str] = field(metadata=_export("hubLoadBalancerIpv4"))
-    hub_kubeconfig: pulumi.Output[str] = field(metadata=_export("hubKubeconfig", secret=True))
-    """k3s admin kubeconfig of the hub's host cluster (scheduler-estimators of region members run there)."""
     karmada_api_endpoint: pulumi.Output[str] = field(metadata=_export("karmadaApiEndpoint"))
-    karmada_kubeconfig: pulumi.Output[str] = field(metadata=_export("karmadaKubeconfig", secret=True))
     karmada_ca_cert_pem: pulumi.Output[str] = field(metadata=_export("karmadaCaCertPem"))
-    karmada_ca_key_pem: pulumi.Output[str] = field(metadata=_export("karmadaCaKeyPem", secret=True))
-    """Region stacks sign their pull agents' client certs with it."""
+    region_identities: pulumi.Output[dict[str, Any]] = field(metadata=_export("regionIdentities"))
+    """Region -> the certificates the hub signed for that region's own key (public; trust/region_identity.py)."""
     fleet_contract: pulumi.Output[dict[str, Any]] = field(metadata=_export("fleetContract"))
     """What the hub promises its regions (preflight.hub_contract): checked by every region stack."""
     local: LocalHub | None = field(default=None, compare=False)
@@ -86,10 +100,6 @@ class HubOutputs:
                 out = ref.require_output(f.metadata["export"])
                 values[f.name] = pulumi.Output.secret(out) if f.metadata["secret"] else out
         return cls(**values)
-
-    @property
-    def karmada_ca(self) -> tls.KeyPair:
-        return tls.KeyPair(cert_pem=self.karmada_ca_cert_pem, key_pem=self.karmada_ca_key_pem)
 
 
 def _fields(outputs: HubOutputs) -> list[tuple[dataclasses.Field, Any]]:
@@ -112,8 +122,12 @@ def stand_in(hub_plan_outputs: Mapping[str, Any]) -> tuple[dict[str, Any], list[
 
 
 def hub(config: FleetConfig) -> HubOutputs:
-    """The hub cluster, the Karmada control plane with its bootstrap and backups, and the fleet's DNS owner."""
-    cluster = HubCluster("hub", config)
+    """The hub cluster, the Karmada control plane with its bootstrap and backups, the fleet's DNS owner, what the
+    hub owns for every member and tenant it serves, its NetworkPolicies and its region stacks' identities."""
+    intents = region_intents(config, pulumi.get_stack())
+    members, tenants = fleet_members(config, intents), fleet_tenants(config, intents)
+    dns = dns_provider(config, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+    cluster = HubCluster("hub", config, dns)
     control_plane = KarmadaControlPlane("karmada", config, cluster)
     bootstrap = KarmadaBootstrap(
         "karmada-bootstrap", config.karmada.version, control_plane.provider,
@@ -133,47 +147,74 @@ def hub(config: FleetConfig) -> HubOutputs:
     certificates += EtcdMaintenance("etcd-maintenance", config, host, control_plane.pki.etcd_ca,
                                     [control_plane.etcd]).certificates
     K3sUpgrade("k3s-upgrade", config, host, [cluster.readiness])
+    namespaces: list[pulumi.Resource] = [control_plane.namespace]
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
-        dns_namespace, certificates = dns.namespace, [*certificates, *dns.certificates]
-    if config.monitoring.enabled:
-        HubMonitoring("monitoring", config, host, karmada, karmada_ca, certificates, [control_plane.etcd], after)
+        fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
+        dns_namespace, certificates = fleet_dns.namespace, [*certificates, *fleet_dns.certificates]
+        namespaces += dns_namespace
+    estimators = [m.name for m in members if m.scheduler_estimator]
+    HostNetworkPolicies("network-policies", config, host, estimators, namespaces)
+    registry = MemberRegistry("registry", config, members, tenants, karmada, host, karmada_ca, after)
+    identities = RegionAccess("regions", config, intents, karmada, host, karmada_ca, cluster.client_ca,
+                              [*after, *registry.ready, *dns_namespace])
+    if config.monitoring.enabled:  # every member's estimator certificate is the hub's now
+        HubMonitoring("monitoring", config, host, karmada, karmada_ca, [*certificates, *registry.certificates],
+                      [control_plane.etcd], after)
     return HubOutputs(
-        hub_api_endpoint=cluster.api_endpoint, hub_load_balancer_ipv4=cluster.lb_ipv4,
-        hub_kubeconfig=cluster.kubeconfig, karmada_api_endpoint=karmada_url,
-        karmada_kubeconfig=control_plane.admin_kubeconfig, karmada_ca_cert_pem=karmada_ca.cert_pem,
-        karmada_ca_key_pem=karmada_ca.key_pem, fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config)),
-        local=LocalHub(host=host, karmada=karmada, after=after, dns_namespace=dns_namespace,
+        hub_api_endpoint=cluster.api_endpoint, hub_server_ca_cert_pem=cluster.server_ca_pem,
+        hub_server_ipv4s=pulumi.Output.all(*cluster.server_ipv4s), hub_load_balancer_ipv4=cluster.lb_ipv4,
+        karmada_api_endpoint=karmada_url, karmada_ca_cert_pem=karmada_ca.cert_pem,
+        region_identities=pulumi.Output.from_input(identities.issued),
+        fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config, intents)),
+        local=LocalHub(host=host, karmada=karmada, karmada_kubeconfig=control_plane.provider_kubeconfig,
+                       after=[*after, *registry.ready], dns_provider=dns, dns_namespace=dns_namespace,
                        fleet_objects=bootstrap.extra),
     )
 
 
 def region(config: FleetConfig, hub: HubOutputs) -> None:
     """Members, tenant policies and regional traffic: every region (all-in-one) or this stack's one region."""
+    host: pulumi.ProviderResource | None = None
     fleet_objects: list[pulumi.Resource] = []
+    dns_namespace: list[pulumi.Resource] = []
     if hub.local is not None:
-        host: k8s.Provider | None = hub.local.host
-        karmada, after = hub.local.karmada, list(hub.local.after)
+        host, karmada, after = hub.local.host, hub.local.karmada, list(hub.local.after)
+        writer: pulumi.Input[str] = hub.local.karmada_kubeconfig
+        dns = hub.local.dns_provider
         fleet_objects = list(hub.local.fleet_objects)
         dns_namespace = list(hub.local.dns_namespace)
     else:
+        assert config.region is not None and config.hub_stack is not None
+        stack_file = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
         hub.fleet_contract.apply(lambda contract: _agree_with_hub(config, contract))
-        karmada = k8s.Provider("k8s-karmada", kubeconfig=hub.karmada_kubeconfig, enable_server_side_apply=True)
-        host, after, dns_namespace = None, [], []
+        identity = RegionIdentity(
+            "identity", config.region, stack_file, config.hub_stack.stack, config.identity_csr is not None,
+            hub.region_identities, hub.karmada_api_endpoint, hub.karmada_ca_cert_pem, hub.hub_api_endpoint,
+            hub.hub_server_ca_cert_pem)
+        pulumi.export("identityCsrPem", identity.csr_pem)
+        if identity.karmada_kubeconfig is None or identity.host_kubeconfig is None:
+            pulumi.log.warn(f"{stack_file}: karmada-hub:identityCsr is not set: this run made the stack's key and "
+                            "CSR only. Commit `pulumi stack output identityCsrPem` as karmada-hub:identityCsr, up "
+                            f"{config.hub_stack.stack}, then up this stack again.")
+            return
+        writer = identity.karmada_kubeconfig
+        dns = dns_provider(config, stack_file)
+        karmada = k8s.Provider("k8s-karmada", kubeconfig=identity.karmada_kubeconfig, enable_server_side_apply=True)
+        after = []
         # Estimators run on the hub's host cluster; so does the failover controller this region's LB is published to.
         if any(m.scheduler_estimator for m in config.members) or config.dns is not None:
-            host = k8s.Provider("k8s-host", kubeconfig=hub.hub_kubeconfig, enable_server_side_apply=True)
+            host = k8s.Provider("k8s-host", kubeconfig=identity.host_kubeconfig, enable_server_side_apply=True)
     capi = capi_provider(config)
     for member in config.members:
         if config.role == "region" and member.region != config.region:
             continue
-        MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint, hub.karmada_ca,
-                      after, capi, host_provider=host)
+        MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
+                      hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
     FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
     traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,
-                              host_after=dns_namespace)
+                              host_after=dns_namespace, dns_provider=dns)
     pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

@@ -1,4 +1,5 @@
-"""`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, rollout, docs.
+"""`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, rollout, docs,
+kubeconfig.
 
 Exit codes: 0 ok, 1 findings (policy violations, a failed rollout stack), 2 user error (stack files,
 flags, paths), 3 internal error. Every error is one line on stderr, never a traceback (HUBCTL_DEBUG=1
@@ -138,7 +139,27 @@ def _add_docs(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs)
+def _add_kubeconfig(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("kubeconfig", help="an admin kubeconfig from a hub stack's own state (pulumi stack export)")
+    p.add_argument("stack", help="the hub or all-in-one stack (org/project/stack or its name)")
+    p.add_argument("api", choices=["karmada", "host"])
+    p.add_argument("--from-file", help="read this `pulumi stack export --show-secrets` file instead")
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        import json
+
+        from hubctl.kubeconfig import admin_kubeconfig, export_stack
+
+        export = json.loads(Path(args.from_file).read_text()) if args.from_file else export_stack(args.stack)
+        out.stdout.write(admin_kubeconfig(export, args.api))
+        print(f"note: this is a system:masters credential for the {args.api} API; keep it off shared disks",
+              file=out.stderr)
+        return EXIT_OK
+
+    p.set_defaults(func=run)
+
+
+COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs, _add_kubeconfig)
 """One function per subcommand (a new command adds its own `_add_<name>` here)."""
 
 

@@ -308,6 +308,8 @@ class PlanMocks(pulumi.runtime.Mocks):
                      "status": "running", "networks": networks}
         elif typ == "hcloud:index/loadBalancer:LoadBalancer":
             extra = {"ipv4": _public_ipv4(seed), "ipv6": _public_ipv6(seed)}
+        elif typ == "hcloud:index/primaryIp:PrimaryIp":
+            extra = {"ipAddress": _public_ipv4(seed) if plain.get("type") == "ipv4" else _public_ipv6(seed)}
         elif typ == "hcloud:index/sshKey:SshKey":
             extra = {"fingerprint": ":".join(f"{b:02x}" for b in seed_bytes("fp", seed)[:16])}
         elif typ == "hcloud:index/networkSubnet:NetworkSubnet":

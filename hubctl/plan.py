@@ -152,6 +152,9 @@ class RecordingMonitor(MockMonitor):
             value = getattr(request, name, None)
             if value:
                 options[name] = list(value) if not isinstance(value, bool | str) else value
+        aliases = [a.spec.parentUrn for a in request.aliases if a.HasField("spec") and a.spec.parentUrn]
+        if aliases:
+            options["aliasParents"] = aliases  # where the resource lived before (same logical name)
         if request.HasField("customTimeouts"):
             ct = request.customTimeouts
             options["customTimeouts"] = {k: v for k, v in (("create", ct.create), ("update", ct.update),

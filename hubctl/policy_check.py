@@ -18,12 +18,14 @@ from policy import rules
 
 @dataclass(frozen=True, order=True)
 class Violation:
-    """One mandatory violation; `urn` is None when a stack-level rule blames the stack as a whole."""
+    """One finding; `urn` is None when a stack-level rule blames the stack as a whole. Advisory findings name
+    what the stack opted in to and never fail the check."""
 
     policy: str
     urn: str | None
     message: str
     resource_type: str | None = None
+    advisory: bool = False
 
 
 def check_plan(plan: Mapping[str, Any]) -> list[Violation]:
@@ -38,7 +40,8 @@ def check_plan(plan: Mapping[str, Any]) -> list[Violation]:
             found.extend(Violation(rule.name, urn, msg, rtype) for msg in rule.check(rtype, props))
     for stack_rule in rules.STACK_RULES:
         for msg, urn in stack_rule.check(resources):
-            found.append(Violation(stack_rule.name, urn, msg, types.get(urn) if urn else None))
+            found.append(Violation(stack_rule.name, urn, msg, types.get(urn) if urn else None,
+                                   advisory=stack_rule.advisory))
     return sorted(set(found), key=lambda v: (v.policy, v.urn or "", v.message))
 
 
@@ -53,9 +56,12 @@ def format_violations(violations: Sequence[Violation], stack: str | None = None)
     """Human-readable report: one block per violation, grouped by policy, ending in a one-line verdict."""
     where = f" in {stack}" if stack else ""
     rule_count = len(rules.RESOURCE_RULES) + len(rules.STACK_RULES)
+    notices = [f"  ! {_resource_label(v)}: {v.message}" for v in violations if v.advisory]
+    advisory = ["advisory:", *notices] if notices else []
+    violations = [v for v in violations if not v.advisory]
     if not violations:
-        return f"policy: ok{where} ({rule_count} rules, 0 violations)"
-    lines: list[str] = []
+        return "\n".join([*advisory, f"policy: ok{where} ({rule_count} rules, 0 violations)"])
+    lines: list[str] = list(advisory)
     current = None
     for v in violations:
         if v.policy != current:
@@ -80,4 +86,4 @@ def main_policy(plan_dir: str | Path, out: TextIO | None = None) -> int:
         return 1
     violations = check_plan(plan)
     print(format_violations(violations, plan.get("stack")), file=out)
-    return 1 if violations else 0
+    return 1 if any(not v.advisory for v in violations) else 0

@@ -246,9 +246,38 @@ def certificates_section(plan: Plan, config: FleetConfig) -> Section | None:
     return Section("certificates", "certificates", table, metrics=metrics, data=found)
 
 
+def admin_paths_section(plan: Plan, config: FleetConfig) -> Section | None:
+    """Who reaches which admin endpoint, and through what: the servers' public addresses behind the Cloud Firewall,
+    plus the API load balancer's public interface when (and only when) the stack opted in by name
+    (`hub.loadBalancer.worldReachable`), then marked WORLD-REACHABLE."""
+    hub = config.hub
+    if hub is None:
+        return None
+    from components.hetzner.hub_cluster import K3S_API_PORT, KARMADA_API_NODE_PORT, KARMADA_API_PORT, karmada_api_cidrs
+
+    firewall = "servers' public IPs (Cloud Firewall)"
+    rows = [["ssh", "22", firewall, ", ".join(str(c) for c in hub.firewall.ssh_cidrs)],
+            ["k3s", str(K3S_API_PORT), firewall, ", ".join(str(c) for c in hub.firewall.api_cidrs)],
+            ["karmada-apiserver", str(KARMADA_API_NODE_PORT), firewall, ", ".join(karmada_api_cidrs(hub))]]
+    world = []
+    footer = []
+    if hub.load_balancer.world_reachable:
+        lb = "API load balancer (public interface)"
+        world = [["k3s", str(K3S_API_PORT), lb, "WORLD-REACHABLE"],
+                 ["karmada-apiserver", str(KARMADA_API_PORT), lb, "WORLD-REACHABLE"]]
+        footer = ["WORLD-REACHABLE: hub.loadBalancer.worldReachable is true; a Hetzner load balancer has no firewall, "
+                  "so these ports answer the whole internet (authentication still applies)"]
+    table = Table(["endpoint", "port", "path", "from"], rows + world, footer=footer)
+    text = "admin endpoints\n" + table.plain()
+    return Section("adminPaths", "admin endpoints", table, text=text,
+                   metrics={"world-reachable ports": Metric(len(world), better="lower")},
+                   data={"firewalled": rows, "worldReachable": world})
+
+
 SECTIONS: list[SectionBuilder] = [
     components_section,
     outputs_section,
+    admin_paths_section,
     control_plane_section,
     version_skew_section,
     failover_budget_section,
@@ -257,7 +286,7 @@ SECTIONS: list[SectionBuilder] = [
 ]
 """In print order. A new room appends its builder here (a what-if table, budget clocks, ...)."""
 
-TERMINAL_SECTIONS = ("components", "outputs", "controlPlane", "versionSkew", "failoverBudget", "whatif",
+TERMINAL_SECTIONS = ("components", "outputs", "adminPaths", "controlPlane", "versionSkew", "failoverBudget", "whatif",
                      "certificates")
 """What the plan prints (the certificates' subjects, SANs and fingerprints only in `--json` and report.json)."""
 

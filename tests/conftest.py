@@ -99,3 +99,17 @@ def rendered_prod_hub() -> Any:
 def tool() -> Any:
     """`tool("openssl")` inside a test: the same as `require_tool`, as a fixture for convenience."""
     return require_tool
+
+
+@pytest.fixture(scope="session")
+def rendered_prod(rendered_prod_hub: Any) -> dict[str, Any]:
+    """prod-hub, then each region stack planned with the hub plan's outputs as its StackReference."""
+    from hubctl.commands import load_config
+    from hubctl.plan import run_program
+
+    plans = {"prod-hub": rendered_prod_hub}
+    for stack in ("prod-fsn1", "prod-hel1", "prod-ash"):
+        cfg, config = load_config(REPO, stack)
+        assert config.hub_stack is not None
+        plans[stack] = run_program(REPO, cfg, {config.hub_stack.stack: rendered_prod_hub.as_stack_reference()})
+    return plans

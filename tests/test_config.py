@@ -25,7 +25,8 @@ from tests.support.tools import REPO, copy_program, program_env, stack_values
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
 LOCATIONS = "fsn1, nbg1, hel1, ash, hil, sin"
-TOP_KEYS = "capi, dns, failover, hub, hubStack, karmada, members, monitoring, region, regions, role, tenants"
+TOP_KEYS = ("capi, dns, failover, hub, hubStack, identityCsr, karmada, members, monitoring, region, regionStacks, "
+            "regions, role, tenants")
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -105,6 +106,15 @@ BAD: list[tuple[str, Mutation, str]] = [
      "karmada.replicas.scheduler: must be >= 2 so one replica can fail or roll (got 1)"),
     ("component-replicas-over-servers", set_at(["karmada", "replicas", "webhook"], 4),
      "karmada.replicas.webhook: 4 replicas need 4 hub servers (required anti-affinity); hub.servers is 3"),
+    ("apiserver-replicas-not-one-per-server", set_at(["karmada", "replicas", "apiserver"], 2),
+     "karmada.replicas.apiserver: must equal hub.servers (3): every server's public address serves the "
+     "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the client address for the "
+     "NetworkPolicy); set apiserver: 3 or leave it unset"),
+    ("karmada-cidrs-world-open", set_at(["hub", "firewall", "karmadaCidrs"], ["0.0.0.0/0"]),
+     "hub.firewall: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
+     "hub.firewall.allowWorld: true"),
+    ("lb-public-interface-is-gone", set_at(["hub", "loadBalancer", "publicInterface"], True),
+     "hub.loadBalancer.publicInterface: unknown key (known keys here: location, type, worldReachable)"),
     ("karmada-version-not-in-matrix", set_at(["karmada", "version"], "v1.99.0"),
      "karmada.version: Karmada v1.99.0 is not in the compatibility matrix (supported: v1.18.2)"),
     ("leaf-validity-not-below-ca", set_at(["karmada", "pki"], {"caValidityHours": 8760, "leafValidityHours": 8760}),
@@ -228,7 +238,7 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("unknown-key-did-you-mean-top", set_at(["hbu"], {}),
      f"hbu: unknown key (did you mean hub?) (known keys: {TOP_KEYS})"),
     ("unknown-key-no-close-match", set_at(["hub", "firewall", "zzz"], 1),
-     "hub.firewall.zzz: unknown key (known keys here: allowWorld, apiCidrs, sshCidrs)"),
+     "hub.firewall.zzz: unknown key (known keys here: allowWorld, apiCidrs, karmadaCidrs, sshCidrs)"),
     ("api-endpoint-with-password", set_at(["members", 0, "apiEndpoint"], "https://admin:hunter2@example.com:6443"),
      "members[0].apiEndpoint: string should match pattern '^https://[^/?#@]+(:\\d+)?/?$' "
      "(got 'https://<credentials not shown>@example.com:6443')"),

@@ -7,6 +7,7 @@ Member- and host-side objects are checked with kubernetes-validate (strict) for 
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,7 @@ def test_a_pull_cluster_is_never_rendered() -> None:
 # ------------------------------------------------------------------------------------------ Pull
 
 
-def test_pull_hub_rbac_names_match_karmadactl_register() -> None:
+def test_pull_hub_rbac_names_follow_karmadactl_register_narrowed() -> None:
     objs = m.pull_hub_objects("hel1-a")
     for obj in objs:
         validate_kubernetes(obj, MINOR)
@@ -168,8 +169,10 @@ def test_pull_hub_rbac_names_match_karmadactl_register() -> None:
     assert got == [
         ("ClusterRole", None, "system:karmada:hel1-a:agent"),
         ("ClusterRoleBinding", None, "system:karmada:hel1-a:agent"),
-        ("Role", "karmada-cluster", "system:karmada:hel1-a:agent-secret"),
-        ("RoleBinding", "karmada-cluster", "system:karmada:hel1-a:agent-secret"),
+        ("Role", "karmada-cluster", "system:karmada:hel1-a:agent-lease"),
+        ("RoleBinding", "karmada-cluster", "system:karmada:hel1-a:agent-lease"),
+        ("Role", "karmada-system", "system:karmada:hel1-a:agent-leader"),
+        ("RoleBinding", "karmada-system", "system:karmada:hel1-a:agent-leader"),
         ("Namespace", None, "karmada-es-hel1-a"),
         ("Role", "karmada-es-hel1-a", "system:karmada:hel1-a:agent-work"),
         ("RoleBinding", "karmada-es-hel1-a", "system:karmada:hel1-a:agent-work"),
@@ -182,37 +185,109 @@ def test_pull_hub_rbac_names_match_karmadactl_register() -> None:
             assert obj["roleRef"]["name"] == obj["metadata"]["name"]
 
 
+def _verbs(rules: list[dict[str, Any]], resource: str, name: str | None = None) -> set[str]:
+    return {v for r in rules if resource in r["resources"] and (name is None or name in r.get("resourceNames", [name]))
+            and (name is not None or "resourceNames" not in r) for v in r["verbs"]}
+
+
 def test_pull_hub_rbac_is_scoped_to_the_one_cluster() -> None:
     named = by_kind(m.pull_hub_objects("hel1-a"))
     rules = named[("ClusterRole", "system:karmada:hel1-a:agent")]["rules"]
+    assert _verbs(rules, "clusters", "hel1-a") >= {"get", "update"}  # the agent updates its own Cluster's spec
+    assert "delete" not in _verbs(rules, "clusters", "hel1-a")  # nothing in the agent deletes it
+    assert _verbs(rules, "clusters") == {"create", "list", "watch"}
     status = next(r for r in rules if r["resources"] == ["clusters/status"])
     assert status["resourceNames"] == ["hel1-a"] and status["verbs"] == ["update"]
     # its own Cluster: get and update (CreateOrUpdateClusterObject updates a differing spec), never delete
     own = next(r for r in rules if r["resources"] == ["clusters"] and r.get("resourceNames"))
     assert own == {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": ["hel1-a"],
                    "verbs": ["get", "update"]}
-    assert not any("certificates.k8s.io" in r.get("apiGroups", []) for r in rules)  # certRotation is off
-    secret_rules = named[("Role", "system:karmada:hel1-a:agent-secret")]["rules"]
-    assert secret_rules[0]["resourceNames"] == ["hel1-a", "hel1-a-impersonator"]
+    assert not any("leases" in r["resources"] for r in rules), "no cluster-wide lease rights (leader locks)"
+    assert not any("secrets" in r["resources"] for r in rules)  # --report-secrets=None
+    csr = next(r for r in rules if "certificates.k8s.io" in r.get("apiGroups", []))
+    assert csr["verbs"] == ["get", "create"]  # certRotation renews through the CSR API
+    lease = named[("Role", "system:karmada:hel1-a:agent-lease")]["rules"]
+    assert _verbs(lease, "leases", "hel1-a") == {"get", "update", "create"} and lease[0]["resourceNames"] == ["hel1-a"]
+    leader = named[("Role", "system:karmada:hel1-a:agent-leader")]["rules"]
+    assert leader[0]["resourceNames"] == ["karmada-agent-hel1-a"] == [m.agent_leader_lease("hel1-a")]
     work = named[("Role", "system:karmada:hel1-a:agent-work")]["rules"]
     assert work[0]["apiGroups"] == ["work.karmada.io"] and "delete" in work[0]["verbs"]
 
 
+def test_bootstrap_rbac_is_register_minus_the_rbac_generator() -> None:
+    objs = m.bootstrap_rbac()
+    for obj in objs:
+        validate_kubernetes(obj, MINOR)
+    names = {o["metadata"]["name"] for o in objs}
+    assert names == {"system:karmada:agent-bootstrap", "system:karmada:certificatesigningrequest:autoapprover",
+                     "system:karmada:agent-autoapprove-bootstrap",
+                     "system:karmada:certificatesigningrequest:selfautoapprover",
+                     "system:karmada:agent-autoapprove-certificate-rotation"}
+    assert not any("rbac-generator" in str(o) or "system:anonymous" in str(o) for o in objs)
+    bindings = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ClusterRoleBinding"}
+    assert bindings["system:karmada:agent-bootstrap"]["roleRef"]["name"] == "system:node-bootstrapper"
+    assert bindings["system:karmada:agent-bootstrap"]["subjects"][0]["name"] == m.BOOTSTRAP_GROUP
+
+
+def test_bootstrap_token_secret_is_authentication_only_and_short_lived() -> None:
+    secret = m.bootstrap_token_secret("abc123", "0123456789abcdef", "2026-12-01T10:00:00Z")
+    validate_kubernetes(secret, MINOR)
+    assert secret["type"] == "bootstrap.kubernetes.io/token"
+    assert secret["metadata"] == {**secret["metadata"], "name": "bootstrap-token-abc123", "namespace": "kube-system"}
+    data = {k: decode(secret, k) for k in secret["data"]}
+    assert data["usage-bootstrap-authentication"] == "true" and "usage-bootstrap-signing" not in data
+    assert data["auth-extra-groups"] == m.BOOTSTRAP_GROUP and data["expiration"] == "2026-12-01T10:00:00Z"
+    with pytest.raises(ValueError):
+        m.bootstrap_token_secret("ABC123", "0123456789abcdef", "x")
+    assert re.fullmatch(r"[0-9a-f]{6}", m.token_id("hel1-a")) and m.token_id("hel1-a") != m.token_id("hel1-b")
+
+
 def test_pull_member_objects_validate() -> None:
-    kc = m.kubeconfig("https://hub.example.com:5443", CA, "CERT", "KEY")
-    objs = m.pull_member_objects("hel1-a", VERSION, ["--cluster-name=hel1-a"], kc)
+    source = (REPO / "agents" / "pull_join.py").read_text()
+    objs = m.pull_member_objects("hel1-a", VERSION, ["--cluster-name=hel1-a"], source, generation=3)
     for obj in objs:
         validate_kubernetes(obj, MINOR)
     named = by_kind(objs)
     assert objs[0] == m.namespace("karmada-system")
-    secret = named[("Secret", "karmada-kubeconfig")]
-    assert secret["metadata"]["namespace"] == "karmada-system"
-    assert decode(secret, "karmada-kubeconfig") == kc
+    assert not [o for o in objs if o["kind"] == "Secret"], "no credential is rendered: the join makes it"
     assert ("ServiceAccount", "karmada-agent-sa") in named
     assert named[("ClusterRoleBinding", "karmada-agent")]["subjects"] == [
         {"kind": "ServiceAccount", "name": "karmada-agent-sa", "namespace": "karmada-system"}
     ]
     assert ("PodDisruptionBudget", "karmada-agent") in named
+    kinds = [o["kind"] for o in objs]
+    assert kinds.index("Job") < kinds.index("Deployment") < kinds.index("CronJob")
+    job = named[("Job", m.JOIN_NAME)]
+    pod = job["spec"]["template"]
+    assert pod["metadata"]["annotations"][m.GENERATION_ANNOTATION] == "3"
+    (container,) = pod["spec"]["containers"]
+    assert container["args"] == m.join_args("hel1-a") and pod["spec"]["serviceAccountName"] == m.JOIN_NAME
+    assert named[("ConfigMap", m.JOIN_NAME)]["data"][m.JOIN_SCRIPT] == source
+    join_rules = named[("Role", m.JOIN_NAME)]["rules"]
+    assert {(tuple(r.get("resourceNames", ())), tuple(r["verbs"])) for r in join_rules} == {
+        ((m.AGENT_KUBECONFIG_SECRET, m.AGENT_BOOTSTRAP_SECRET), ("get",)), ((m.AGENT_KUBECONFIG_SECRET,), ("update",)),
+        ((m.AGENT_BOOTSTRAP_SECRET,), ("delete",)), ((), ("create",))}
+    assert all(r["resources"] == ["secrets"] for r in join_rules)
+    restart = named[("Role", m.RESTART_NAME)]["rules"]
+    assert {(r["resources"][0], tuple(r.get("resourceNames", ()))) for r in restart} == {
+        ("secrets", (m.AGENT_KUBECONFIG_SECRET,)), ("pods", ()), ("deployments", (m.AGENT_NAME,))}
+    cron = named[("CronJob", m.RESTART_NAME)]
+    assert cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"] == m.restart_args()
+
+
+def test_estimator_reader_reads_exactly_what_the_estimator_lists() -> None:
+    objs = m.estimator_reader_objects()
+    for obj in objs:
+        validate_kubernetes(obj, MINOR)
+    named = by_kind(objs)
+    rules = named[("ClusterRole", m.ESTIMATOR_READER_ROLE)]["rules"]
+    assert [(r["apiGroups"], r["resources"]) for r in rules] == [([""], ["nodes", "pods"]),
+                                                                 (["apps"], ["deployments", "replicasets"])]
+    assert all(r["verbs"] == ["get", "list", "watch"] for r in rules)
+    with_quota = m.estimator_reader_rules(resource_quota_estimate=True)
+    assert with_quota[0]["resources"] == ["nodes", "pods", "resourcequotas"]
+    token = named[("Secret", m.ESTIMATOR_READER)]
+    assert token["type"] == "kubernetes.io/service-account-token"
 
 
 def test_agent_deployment() -> None:
@@ -295,22 +370,22 @@ def test_dev_stack_renders_one_push_and_one_pull_member() -> None:
     config = load_stack()
     modes = {mem.sync_mode for mem in config.members}
     assert modes == {"Push", "Pull"}
-    hub_kc = m.kubeconfig("https://api.hub.dev.example.com:5443", CA, "CERT", "KEY")
+    source = (REPO / "agents" / "pull_join.py").read_text()
     rendered: dict[str, list[dict[str, Any]]] = {}
     for mem in config.members:
-        objs = []
+        objs: list[dict[str, Any]] = []
         if mem.sync_mode == "Push":
             objs += [m.cluster_object(mem), *m.push_member_objects(mem.name)]
             objs += [m.cluster_secret(mem.name, "token", CA), m.impersonator_secret(mem.name, "token")]
         else:
             objs += m.pull_hub_objects(mem.name)
-            objs += m.pull_member_objects(mem.name, config.karmada.version, [f"--cluster-name={mem.name}"], hub_kc)
+            objs += m.pull_member_objects(mem.name, config.karmada.version, [f"--cluster-name={mem.name}"], source)
         for obj in objs:
             validate_any(obj, MINOR)
         rendered[mem.sync_mode] = objs
     push_cluster = rendered["Push"][0]
     assert push_cluster["spec"]["syncMode"] == "Push" and "secretRef" in push_cluster["spec"]
-    assert not any(o["kind"] == "Cluster" for o in rendered["Pull"])
+    assert not any(o["kind"] == "Cluster" for o in rendered["Pull"])  # the agent creates its own, with spec.id
     assert any(o["kind"] == "Deployment" for o in rendered["Pull"])
     assert not any(o["kind"] == "Deployment" for o in rendered["Push"])
 

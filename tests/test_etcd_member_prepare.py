@@ -26,7 +26,7 @@ def _url(i: int, port: int = 2380) -> str:
 
 
 def _values(**extra: str) -> dict[str, str]:
-    args = [a.replace("$(POD_NAME)", "etcd-2") for a in flags.etcd_args(3, "tok")]
+    args = [a.replace("$(POD_NAME)", "etcd-2").replace("$(POD_IP)", "10.42.0.7") for a in flags.etcd_args(3, "tok")]
     return {**prep.parse_flags(args), **extra}
 
 
@@ -48,7 +48,7 @@ def test_config_file_carries_every_rendered_flag() -> None:
         assert doc["snapshot-count"] == int(values["snapshot-count"]) and isinstance(doc["snapshot-count"], int)
     assert doc["listen-client-urls"] == "https://0.0.0.0:2379" and isinstance(doc["listen-client-urls"], str)
     assert doc["initial-cluster-state"] == "new" and doc["initial-cluster-token"] == "tok"
-    assert doc["listen-metrics-urls"] == "http://0.0.0.0:2381"
+    assert doc["listen-metrics-urls"] == values["listen-metrics-urls"]
     # the command line's defaults where a 3.4 config file would differ (the gateway would be off)
     assert doc["enable-grpc-gateway"] is True and doc["auto-compaction-mode"] == "periodic"
     # every rendered flag is somewhere in the document: nothing is dropped silently
@@ -69,7 +69,7 @@ def test_config_file_takes_the_decision() -> None:
 def test_every_flag_the_program_can_render_maps_into_the_file() -> None:
     # quota and log level are optional in etcd_args; all of them must have a mapping
     args = flags.etcd_args(5, "tok", quota_backend_bytes=8 * 2**30, log_level="warn")
-    values = prep.parse_flags([a.replace("$(POD_NAME)", "etcd-4") for a in args])
+    values = prep.parse_flags([a.replace("$(POD_NAME)", "etcd-4").replace("$(POD_IP)", "10.42.0.7") for a in args])
     doc = prep.config_document(values, "new", values["initial-cluster"])
     assert doc["quota-backend-bytes"] == 8 * 2**30 and doc["log-level"] == "warn"
     assert set(prep.FLAG_TABLE) <= flags.KNOWN_FLAGS["etcd"] | {"enable-grpc-gateway"}
@@ -104,9 +104,13 @@ def test_bad_args_are_refused(args: list[str], message: str) -> None:
         prep.parse_flags(args)
 
 
-def test_unexpanded_pod_name_is_refused() -> None:
-    with pytest.raises(prep.PrepareError, match="POD_NAME"):
+def test_unexpanded_pod_env_is_refused() -> None:
+    with pytest.raises(prep.PrepareError, match="did not expand"):
         prep.parse_flags(flags.etcd_args(3, "tok"))
+    half = [a.replace("$(POD_NAME)", "etcd-0") for a in flags.etcd_args(3, "tok")]
+    if any("$(POD_IP)" in a for a in half):  # the metrics listener binds the pod's own address
+        with pytest.raises(prep.PrepareError, match="listen-metrics-urls"):
+            prep.parse_flags(half)
 
 
 def test_bad_typed_values_are_refused() -> None:
@@ -285,7 +289,7 @@ def test_statefulset_runs_prepare_then_etcd_from_one_flag_list() -> None:
     assert init["args"][init["args"].index("--") + 1:] == args, "etcd's settings are exactly etcd_args"
     assert etcd["args"] == [f"--config-file={flags.ETCD_CONFIG_FILE}"] and etcd["command"] == ["/usr/local/bin/etcd"]
     assert init["image"] == agent_script.IMAGE and init["command"][-1].endswith(manifests.ETCD_PREPARE_SCRIPT)
-    assert {e["name"] for e in init["env"]} >= {"POD_NAME"}
+    assert {e["name"] for e in init["env"]} >= {"POD_NAME", "POD_IP"}
     mounts = {c["name"]: {m["name"]: m for m in c["volumeMounts"]} for c in (init, etcd)}
     assert mounts["prepare"]["etcd-config"]["mountPath"] == flags.ETCD_CONFIG_DIR
     assert not mounts["prepare"]["etcd-config"].get("readOnly") and mounts["etcd"]["etcd-config"]["readOnly"]

@@ -78,7 +78,7 @@ def test_paths_and_env(component: str, label: str, build: Builder) -> None:
             assert path in f.PATHS.values() or path == f.PKI_DIR, f"{path} is not in PATHS (so nobody mounts it)"
     assert f.env_refs(args) <= {"POD_NAME", "POD_IP"}
     if component == "etcd":
-        assert f.env_refs(args) == {"POD_NAME"}
+        assert f.env_refs(args) == {"POD_NAME", "POD_IP"}
 
 
 def test_removed_flags_are_not_known() -> None:
@@ -233,11 +233,19 @@ def test_apiserver_hardening_and_wiring() -> None:
     assert custom["etcd-servers"] == "https://a:2379,https://b:2379"
 
 
+def test_agent_rotates_its_certificate_and_reports_no_secrets() -> None:
+    v = f.flag_values(f.agent_args("m1", "https://m1.example.com:6443", region="eu"))
+    assert v["controllers"] == "*,certRotation" and v["report-secrets"] == "None"
+    assert v["karmada-kubeconfig"] == f.AGENT_KUBECONFIG_PATH
+
+
 def test_kube_controller_manager_controllers_and_lease() -> None:
     v = f.flag_values(f.kube_controller_manager_args())
     assert v["controllers"].split(",") == list(f.KCM_CONTROLLERS)
-    assert {"csrsigning", "bootstrapsigner", "tokencleaner", "garbagecollector", "namespace"} <= set(
+    assert {"csrsigning", "csrcleaner", "tokencleaner", "garbagecollector", "namespace"} <= set(
         v["controllers"].split(","))
+    assert "bootstrapsigner" not in v["controllers"]  # it signs cluster-info only, which the Pull join never reads
+    assert v["cluster-signing-duration"] == "720h"  # agents ask for 30 days; nothing signs longer
     assert v["leader-elect-resource-namespace"] == "karmada-system"
     assert v["cluster-signing-key-file"] == f.PATHS["ca.key"]
     no_signing = f.flag_values(f.kube_controller_manager_args(controllers=("namespace", "garbagecollector")))
@@ -270,7 +278,7 @@ def test_etcd_full_tls_on_both_listeners() -> None:
     v = f.flag_values(f.etcd_args(3, "tok"))
     assert v["client-cert-auth"] == "true" and v["peer-client-cert-auth"] == "true"
     assert v["listen-client-urls"].startswith("https://") and v["listen-peer-urls"].startswith("https://")
-    assert v["listen-metrics-urls"] == "http://0.0.0.0:2381"
+    assert v["listen-metrics-urls"] == "http://$(POD_IP):2381"  # plain HTTP for probes, not on every interface
     assert v["trusted-ca-file"] == v["peer-trusted-ca-file"] == f.PATHS["etcd/ca.crt"]
     assert v["data-dir"] == "/var/lib/etcd"
     assert all(s.startswith("TLS_ECDHE_") for s in v["cipher-suites"].split(","))

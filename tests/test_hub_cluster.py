@@ -83,6 +83,12 @@ def lb_private_ip(plan: Any) -> str:
     return inputs(one(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork"))["ip"]
 
 
+def server_ips(plan: Any) -> list[str]:
+    """The servers' Primary IPs, in server order (`hub-ipv4-<index>`)."""
+    ips = sorted(records(plan, "hcloud:index/primaryIp:PrimaryIp"), key=lambda r: r.name)
+    return [r.outputs["ipAddress"] for r in ips]
+
+
 @pytest.fixture(scope="module")
 def dev_config() -> Any:
     from hubctl.commands import load_config
@@ -154,8 +160,31 @@ def test_firewall_never_opens_ssh_or_api_to_the_world(rendered_dev) -> None:
             assert not set(rule["sourceIps"]) & WORLD, rule
             for cidr in rule["sourceIps"]:
                 assert ipaddress.ip_network(cidr).prefixlen > 0, rule
-    opened = {p for r in rules if r["protocol"] == "tcp" for p in (22, 6443) if p in _ports(r)}
-    assert opened == {22, 6443}, "SSH and the k3s API must be reachable from the admin CIDRs"
+    opened = {p for r in rules if r["protocol"] == "tcp" for p in (22, 6443, 32443) if p in _ports(r)}
+    assert opened == {22, 6443, 32443}, "SSH and both APIs must be reachable from the admin CIDRs"
+
+
+def test_firewall_karmada_api_from_api_and_member_cidrs(rendered_dev, dev_config) -> None:
+    from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, karmada_api_cidrs
+
+    fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
+    (rule,) = [r for r in fw["rules"] if r.get("port") == str(KARMADA_API_NODE_PORT)]
+    assert rule["sourceIps"] == karmada_api_cidrs(dev_config.hub)
+    assert set(rule["sourceIps"]) >= {str(c) for c in dev_config.hub.firewall.api_cidrs}
+    extra = dev_config.hub.firewall.model_copy(update={"karmada_cidrs": [ipaddress.ip_network("192.0.2.0/28")]})
+    assert karmada_api_cidrs(dev_config.hub.model_copy(update={"firewall": extra}))[-1] == "192.0.2.0/28"
+
+
+def test_servers_have_their_own_primary_ips(rendered_dev) -> None:
+    ips = sorted(records(rendered_dev, "hcloud:index/primaryIp:PrimaryIp"), key=lambda r: r.name)
+    assert len(ips) == len(servers(rendered_dev)) == 3
+    for ip, srv in zip(ips, sorted(records(rendered_dev, SERVER), key=lambda r: r.name), strict=True):
+        spec = inputs(ip)
+        assert spec["type"] == "ipv4" and spec["assigneeType"] == "server" and spec["autoDelete"] is False
+        assert spec["location"] == inputs(srv)["location"]
+        assert ip.urn in srv.dependencies
+        (net,) = inputs(srv)["publicNets"]
+        assert net["ipv4Enabled"] is True and "ipv4" in net
 
 
 def test_firewall_cluster_ports_only_from_private_network(rendered_dev, dev_config) -> None:
@@ -181,6 +210,15 @@ def test_servers_use_the_firewall(rendered_dev) -> None:
 
 
 # ------------------------------------------------------------------------------------------ load balancer
+
+
+def test_api_load_balancer_is_private_by_default(rendered_dev) -> None:
+    """No public interface: a Hetzner LB has no firewall, so apiCidrs would not apply to it."""
+    from components.hetzner.hub_cluster import WORLD_REACHABLE_LABEL
+
+    net = inputs(one(rendered_dev, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork"))
+    assert net["enablePublicInterface"] is False
+    assert WORLD_REACHABLE_LABEL not in inputs(one(rendered_dev, "hcloud:index/loadBalancer:LoadBalancer"))["labels"]
 
 
 def test_api_load_balancer(rendered_dev) -> None:
@@ -240,7 +278,7 @@ def test_host_provider_waits_for_readiness_and_readiness_for_every_server(render
     server_urns = {r.urn for r in records(rendered_dev, SERVER)}
     assert server_urns and server_urns <= set(gate.dependencies)
     gate_inputs = inputs(gate)
-    assert gate_inputs["url"] == f"https://{lb_ipv4(rendered_dev)}:6443/readyz"
+    assert gate_inputs["url"] == f"https://{server_ips(rendered_dev)[0]}:6443/readyz"
     # the provider's kubeconfig is the gate's output, not the raw one: nothing reaches the API before /readyz
     assert unwrap(provider[0].inputs["kubeconfig"]) == gate_inputs["kubeconfig"]
 
@@ -267,10 +305,12 @@ def test_only_first_server_inits_and_gets_the_ca(rendered_dev) -> None:
         assert not [p for p in user_data_files(s) if p.startswith(TLS_DIR)], s["name"]
 
 
-def test_tls_san_has_lb_addresses_and_dns_name(rendered_dev, dev_config) -> None:
-    want = {lb_ipv4(rendered_dev), lb_private_ip(rendered_dev), dev_config.hub.api_dns_name}
+def test_tls_san_has_server_addresses_and_dns_name(rendered_dev, dev_config) -> None:
+    want = {*server_ips(rendered_dev), lb_private_ip(rendered_dev), dev_config.hub.api_dns_name}
     for s in servers(rendered_dev):
-        assert want <= set(k3s_config(s)["tls-san"]), s["name"]
+        sans = set(k3s_config(s)["tls-san"])
+        assert want <= sans, s["name"]
+        assert lb_ipv4(rendered_dev) not in sans  # the LB's public address serves nothing by default
 
 
 def test_critical_k3s_settings_identical_on_every_server(rendered_dev) -> None:
@@ -315,7 +355,10 @@ def test_server_ca_file_is_the_ca_the_program_generated(rendered_dev) -> None:
 
 @pytest.fixture(scope="module")
 def hub_kubeconfig(rendered_dev) -> dict[str, Any]:
-    return yaml.safe_load(rendered_dev.raw_outputs["hubKubeconfig"])
+    """The program's own admin kubeconfig for the host cluster (the readiness gate's, which the host provider
+    uses); it is in the hub's state only, never an output (`hubctl kubeconfig` reads it from there)."""
+    gate = next(r for r in rendered_dev.records if r.name == "hub-api-ready")
+    return yaml.safe_load(unwrap(gate.outputs)["kubeconfig"])
 
 
 def _ca_cert(plan: Any, suffix: str) -> x509.Certificate:
@@ -327,13 +370,13 @@ def _ca_cert(plan: Any, suffix: str) -> x509.Certificate:
 def test_kubeconfig_server_and_ca(rendered_dev, dev_config, hub_kubeconfig) -> None:
     (cluster,) = hub_kubeconfig["clusters"]
     server = cluster["cluster"]["server"]
-    assert server in (f"https://{dev_config.hub.api_dns_name}:6443", f"https://{lb_ipv4(rendered_dev)}:6443")
-    assert server == rendered_dev.raw_outputs["hubApiEndpoint"]
+    assert server in (f"https://{dev_config.hub.api_dns_name}:6443", f"https://{server_ips(rendered_dev)[0]}:6443")
+    assert server == f"https://{server_ips(rendered_dev)[0]}:6443"
+    assert "hubKubeconfig" not in rendered_dev.outputs and "karmadaKubeconfig" not in rendered_dev.outputs
     host = server.removeprefix("https://").rsplit(":", 1)[0]
     assert host in k3s_config(servers(rendered_dev)[0])["tls-san"]
     ca = x509.load_pem_x509_certificate(base64.b64decode(cluster["cluster"]["certificate-authority-data"]))
     assert ca == _ca_cert(rendered_dev, "k3s-server-ca")
-    assert rendered_dev.outputs["hubKubeconfig"] == "[secret]"
 
 
 def _admin(hub_kubeconfig: dict[str, Any]) -> tuple[bytes, bytes]:
@@ -386,14 +429,64 @@ def test_api_record_name_only_inside_the_managed_zone() -> None:
     assert api_record_name(None, "dev.example.com") is None
 
 
-def test_program_providers_dial_the_lb_address_not_dns(rendered_dev) -> None:
+def test_program_providers_dial_the_first_server_not_dns(rendered_dev) -> None:
     """The first `up` must not depend on the API record having propagated: the readiness gates (and the
-    providers behind them) use the LB address; the exported kubeconfigs use the DNS name."""
-    lb = unwrap(next(r for r in rendered_dev.records if r.name == "hub-api-lb").outputs)["ipv4"]
+    providers behind them) use the first server's Primary IP, behind the same firewall as everyone; the
+    endpoints people and region stacks use are the DNS name (every server's address)."""
+    first = server_ips(rendered_dev)[0]
     gates = [unwrap(r.inputs) for r in rendered_dev.records if r.name in ("hub-api-ready", "karmada-apiserver-ready")]
     assert len(gates) == 2
     for gate in gates:
         server = yaml.safe_load(gate["kubeconfig"])["clusters"][0]["cluster"]["server"]
-        assert server.startswith(f"https://{lb}:"), server
-    exported = yaml.safe_load(rendered_dev.raw_outputs["karmadaKubeconfig"])
-    assert exported["clusters"][0]["cluster"]["server"] == "https://api.hub.dev.example.com:5443"
+        assert server in (f"https://{first}:6443", f"https://{first}:32443"), server
+    assert rendered_dev.raw_outputs["karmadaApiEndpoint"] == "https://api.hub.dev.example.com:32443"
+
+
+def test_server_addresses_are_no_karmada_sans_when_there_is_an_api_name(rendered_dev) -> None:
+    """The program's karmada clients dial the first server's address but verify the in-cluster name, so the
+    serving certificate lists the API name and in-cluster names, not server addresses: adding a server replaces
+    no certificate."""
+    from components.karmada.pki_spec import APISERVER_IN_CLUSTER_NAME
+
+    gate = next(unwrap(r.inputs) for r in rendered_dev.records if r.name == "karmada-apiserver-ready")
+    assert gate["serverName"] == APISERVER_IN_CLUSTER_NAME
+    cluster = yaml.safe_load(gate["kubeconfig"])["clusters"][0]["cluster"]
+    assert cluster["tls-server-name"] == APISERVER_IN_CLUSTER_NAME
+    csr = next(unwrap(r.inputs) for r in rendered_dev.records if r.name == "karmada-pki-apiserver-csr")
+    assert APISERVER_IN_CLUSTER_NAME in csr["dnsNames"] and "api.hub.dev.example.com" in csr["dnsNames"]
+    assert not set(server_ips(rendered_dev)) & set(csr["ipAddresses"])
+
+
+def test_api_record_lists_every_server(rendered_dev) -> None:
+    record = inputs(one(rendered_dev, "hcloud:index/zoneRrset:ZoneRrset"))
+    assert record["name"] == "api.hub" and record["type"] == "A"
+    assert sorted(r["value"] for r in record["records"]) == sorted(server_ips(rendered_dev))
+
+
+def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
+    """Only `hub.loadBalancer.worldReachable: true` turns the LB's public interface on; then the LB is labelled,
+    its public address is in the certificates, the summary and the policy pack name it, and the policy passes."""
+    from components.hetzner.hub_cluster import WORLD_REACHABLE_LABEL
+    from hubctl.plan import plan_document, run_program
+    from hubctl.policy_check import check_plan, format_violations
+    from hubctl.report import admin_paths_section
+    from tests.support.tools import REPO, edited_stack
+
+    stack = edited_stack("dev", {"hub": lambda h: h["loadBalancer"].update(worldReachable=True)})
+    plan = run_program(REPO, stack)
+    net = inputs(one(plan, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork"))
+    assert net["enablePublicInterface"] is True
+    assert inputs(one(plan, "hcloud:index/loadBalancer:LoadBalancer"))["labels"][WORLD_REACHABLE_LABEL] == "true"
+    assert lb_ipv4(plan) in k3s_config(servers(plan)[0])["tls-san"]
+    found = check_plan(plan_document(plan))
+    assert [v.policy for v in found] == ["api-lb-world-reachable"] and found[0].advisory
+    assert "WORLD-REACHABLE: tcp 5443, 6443" in format_violations(found, "dev")
+    assert format_violations(found, "dev").endswith("policy: ok in dev (13 rules, 0 violations)")
+    opted = dev_config.hub.model_copy(update={"load_balancer": dev_config.hub.load_balancer.model_copy(
+        update={"world_reachable": True})})
+    section = admin_paths_section(plan, dev_config.model_copy(update={"hub": opted}))
+    assert section is not None and "WORLD-REACHABLE" in (section.text or "")
+    assert section.metrics["world-reachable ports"].value == 2
+    closed = admin_paths_section(plan, dev_config)
+    assert closed is not None and "WORLD-REACHABLE" not in (closed.text or "")
+    assert closed.metrics["world-reachable ports"].value == 0

@@ -17,6 +17,7 @@ import yaml
 
 from components.config import ConfigError
 from components.operations.preflight import check_hub_contract, hub_contract
+from components.operations.region_intents import region_intents
 from hubctl.plan import run_program
 from hubctl.stackfile import read_stack
 from tests.support.tools import REPO, copy_program, load_stack, program_env
@@ -26,7 +27,8 @@ FILE = "stacks/Pulumi.prod-fsn1.yaml"
 
 
 def _contract(**changes: Any) -> dict[str, Any]:
-    contract = hub_contract(load_stack("prod-hub"))
+    hub = load_stack("prod-hub")
+    contract = hub_contract(hub, region_intents(hub, "prod-hub"))
     for key, value in changes.items():
         if key in ("ttl", "intervalSeconds", "refreshSeconds"):
             contract["dns"] = {**contract["dns"], key: value}
@@ -103,7 +105,11 @@ def test_estimators_need_the_hub_scheduler_side() -> None:
     config = load_stack("prod-fsn1")
     check_hub_contract(config, _contract(), FILE, HUB)
     with pytest.raises(ConfigError, match=r"karmada\.schedulerEstimators off"):
-        check_hub_contract(config, _contract(schedulerEstimators=False), FILE, HUB)
+        check_hub_contract(config, {**_contract(), "schedulerEstimators": False}, FILE, HUB)
+    behind = _contract()  # a hub that has not read this region file's estimators yet
+    behind["regions"]["eu-fsn"]["estimators"] = []
+    with pytest.raises(ConfigError, match=r"karmada-hub:estimators: .* serves none"):
+        check_hub_contract(config, behind, FILE, HUB)
 
 
 def test_every_member_has_the_estimator_the_hub_dials() -> None:
@@ -119,7 +125,9 @@ def test_every_member_has_the_estimator_the_hub_dials() -> None:
         "prod-fsn1-b, or karmada.schedulerEstimators: false in stacks/Pulumi.prod-hub.yaml")
     nobody = _with_members("prod-fsn1", **{m: {"scheduler_estimator": False}
                                             for m in ("prod-fsn1-a", "prod-fsn1-b", "prod-fsn1-c")})
-    check_hub_contract(nobody, _contract(schedulerEstimators=False), FILE, HUB)  # nobody dials them then
+    off = _contract(schedulerEstimators=False)
+    off["regions"]["eu-fsn"]["estimators"] = []  # a hub without estimators runs none for this region
+    check_hub_contract(nobody, off, FILE, HUB)  # nobody dials them then
 
 
 def test_an_all_in_one_stack_agrees_with_its_own_hub_side() -> None:
@@ -172,3 +180,24 @@ def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Pat
         "organization/karmada-hub/prod-hub's external-dns uses 60; the failover budget must count the hub's value "
         "(set dns.intervalSeconds: 60)"]
     assert not (repo / "build" / "plan" / "prod-fsn1").exists()
+
+
+def test_a_region_the_hub_does_not_serve_is_refused() -> None:
+    contract = _contract()
+    contract["regions"] = {k: v for k, v in contract["regions"].items() if k != "eu-fsn"}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), contract, FILE, HUB)
+    assert str(info.value) == (f"{FILE}: karmada-hub:region: {HUB} does not serve region eu-fsn: add this stack to "
+                               "its karmada-hub:regionStacks and up it first")
+
+
+def test_a_member_the_hub_has_not_set_up_yet_is_refused() -> None:
+    """A region that added a member before its hub read the new file: the hub has no RBAC for it yet."""
+    contract = _contract()
+    served = contract["regions"]["eu-fsn"]
+    contract["regions"]["eu-fsn"] = {**served, "members": [m for m in served["members"] if "prod-fsn1-b" not in m]}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), contract, FILE, HUB)
+    assert str(info.value) == (f"{FILE}: karmada-hub:members: {HUB} serves prod-fsn1-a:Push, prod-fsn1-c:Push, this "
+                               "stack declares prod-fsn1-a:Push, prod-fsn1-b:Pull, prod-fsn1-c:Push; up the hub stack "
+                               "first (it reads this file)")

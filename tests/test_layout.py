@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.tools import REPO
 
-FLOORS = ("versions", "kube", "config", "hetzner", "karmada", "fleet", "traffic", "operations", "roles")
+FLOORS = ("versions", "kube", "config", "hetzner", "karmada", "fleet", "traffic", "operations", "trust", "roles")
 """`components.<room>` top to bottom, as `components/__init__.py` draws them."""
 TOOLS = ("hubctl", "policy", "tests", "agents")
 

@@ -1,7 +1,8 @@
 """Removing a member from the stack removes everything the program made for it, on every API server,
 and nothing of anyone else: its Cluster, its credentials in the karmada-apiserver, the join objects in
-the member, its scheduler-estimator on the host, its LB target and its share of the status override. A Pull
-member's Cluster is not among them: its agent creates it, and the operator deletes it first."""
+the member, its scheduler-estimator and NetworkPolicy on the host, its LB target and its share of the status
+override. A Pull member's Cluster is not among them: its agent creates it, and the operator deletes it first
+(docs/runbooks/members.md)."""
 
 from __future__ import annotations
 
@@ -42,13 +43,15 @@ def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev
     removed = {before[u].name for u in set(before) - set(after)}
     assert not set(after) - set(before), "removing a member must not add anything"
     expected = {
-        "karmada-cluster-dev-fsn1-a",                                  # the Cluster object
+        "karmada-cluster-dev-fsn1-a",                                  # the Cluster object (the hub's half)
         "karmada-secret-karmada-cluster-dev-fsn1-a",                   # its token + CA in the hub
         "karmada-secret-karmada-cluster-dev-fsn1-a-impersonator",      # its impersonator token
         "member-dev-fsn1-a-serviceaccount-karmada-cluster-karmada-dev-fsn1-a",  # the member-side SA
         "k8s-member-dev-fsn1-a",                                       # its provider
         "host-deployment-karmada-system-karmada-scheduler-estimator-dev-fsn1-a",
         "host-secret-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-member-kubeconfig",
+        "host-networkpolicy-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-ingress",
+        "member-dev-fsn1-a-estimator-serviceaccount-karmada-cluster-karmada-scheduler-estimator",  # its reader
         "traffic-eu-fsn-lb-dev-fsn1-a",                                # its LB target
     }
     assert expected <= removed, sorted(expected - removed)
@@ -61,11 +64,13 @@ def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Pla
     removed = {before[u].name for u in set(before) - set(after)}
     expected = {
         "k8s-member-dev-hel1-a",
-        "agent-dev-hel1-a", "agent-dev-hel1-a-key",                          # the agent's client cert
+        "member-dev-hel1-a-join",                                            # PullJoin: deletes the token
+        "member-dev-hel1-a-job-karmada-system-karmada-agent-join",
         "member-dev-hel1-a-deployment-karmada-system-karmada-agent",
-        "member-dev-hel1-a-secret-karmada-system-karmada-kubeconfig",        # the agent's credentials
+        "member-dev-hel1-a-cronjob-karmada-system-karmada-agent-restart",
         "karmada-clusterrole-system-karmada-dev-hel1-a-agent",               # the hub RBAC that admits it
         "karmada-clusterrolebinding-system-karmada-dev-hel1-a-agent",
+        "karmada-role-karmada-system-system-karmada-dev-hel1-a-agent-leader",
         "karmada-rolebinding-karmada-es-dev-hel1-a-system-karmada-dev-hel1-a-agent-work",
     }
     assert expected <= removed, sorted(expected - removed)
@@ -86,3 +91,23 @@ def test_push_join_takes_the_token_from_the_created_secret_not_a_read(rendered_d
     member_token = base64.b64decode(unwrap(token_secret.outputs)["data"]["token"]).decode()
     hub_secret = next(r for r in rendered_dev.records if r.name == "karmada-secret-karmada-cluster-dev-fsn1-a")
     assert base64.b64decode(unwrap(hub_secret.inputs)["data"]["token"]).decode() == member_token
+
+
+def test_objects_the_hub_took_over_keep_their_identity_in_an_all_in_one_stack(rendered_dev: Plan) -> None:
+    """Tenant namespaces, Push Clusters, the Pull agent's RBAC and the estimators moved from MemberCluster and
+    FleetPolicies to MemberRegistry. Without an alias an existing stack would create each anew and then delete
+    the old resource, and with it the object of the same name (a Cluster: the member's workloads)."""
+    urns = {r.urn for r in rendered_dev.records}
+    moved = {r.name: r.options.get("aliasParents") for r in rendered_dev.records
+             if r.parent.endswith("karmada-hub:index:MemberRegistry::registry")}
+    expected = {
+        "karmada-namespace-shop": "karmada-hub:index:FleetPolicies::policies",
+        "karmada-cluster-dev-fsn1-a": "karmada-hub:index:MemberCluster::member-dev-fsn1-a",
+        "karmada-clusterrole-system-karmada-dev-hel1-a-agent": "karmada-hub:index:MemberCluster::member-dev-hel1-a",
+        "host-deployment-karmada-system-karmada-scheduler-estimator-dev-fsn1-a":
+            "karmada-hub:index:MemberCluster::member-dev-fsn1-a",
+        "scheduler-estimator-dev-fsn1-a-key": "karmada-hub:index:MemberCluster::member-dev-fsn1-a",
+    }
+    for name, old_parent in expected.items():
+        (alias,) = moved[name]
+        assert alias.endswith(f"::{old_parent}") and alias in urns, (name, alias)

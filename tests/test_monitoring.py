@@ -406,6 +406,9 @@ def test_the_monitoring_plan_changes_only_what_it_adds(rendered_dev: Plan) -> No
     names_off = {(t, o["kind"], o["metadata"]["name"]) for t, o in objects(without)}
     assert names_off < names
     added = names - names_off
+    # NetworkPolicy: the exporter's own (Prometheus scrapes it); the scrapes also widen existing policies
     assert {k for _, k, _ in added} == {"PodMonitor", "PrometheusRule", "Secret", "ConfigMap", "Deployment",
-                                        "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding"}
-    assert all(n.startswith("karmada-hub") for _, _, n in added), added
+                                        "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding", "NetworkPolicy"}
+    # the scraped components that had no clients before get their own ingress policy (the Prometheus peer)
+    assert all(n.startswith("karmada-hub") or (k == "NetworkPolicy" and n.endswith("-ingress"))
+               for _, k, n in added), added

@@ -148,7 +148,7 @@ def policies_of(violations: list[Violation]) -> set[str]:
 
 def test_good_plan_has_no_violations() -> None:
     assert check_plan(good_plan()) == []
-    assert format_violations([], "dev") == "policy: ok in dev (11 rules, 0 violations)"
+    assert format_violations([], "dev") == "policy: ok in dev (13 rules, 0 violations)"
 
 
 # ------------------------------------------------------------------------------------------- etcd
@@ -444,7 +444,7 @@ def test_main_policy_exit_codes_and_report(tmp_path: Any) -> None:
     assert main_policy(bad, out) == 1
     report = out.getvalue()
     assert "etcd-quorum:" in report and "kubernetes:apps/v1:StatefulSet etcd" in report
-    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (11 rules)")
+    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (13 rules)")
 
     out = io.StringIO()
     assert main_policy(tmp_path / "missing", out) == 1
@@ -495,12 +495,15 @@ def _analyze_stack(plan: dict, secret_paths: dict[str, tuple[tuple[str, ...], ..
     return list(_servicer().AnalyzeStack(proto.AnalyzeStackRequest(resources=resources), None).diagnostics)
 
 
-def test_pack_has_every_rule_and_all_are_mandatory() -> None:
+def test_pack_has_every_rule_and_all_but_the_naming_ones_are_mandatory() -> None:
     from pulumi_policy import EnforcementLevel
 
     policies = rules.crossguard_policies()
     assert [p.name for p in policies] == [r.name for r in rules.RESOURCE_RULES] + [r.name for r in rules.STACK_RULES]
-    assert {p.enforcement_level for p in policies} == {EnforcementLevel.MANDATORY}
+    advisory = {r.name for r in rules.STACK_RULES if r.advisory}
+    assert advisory == {"api-lb-world-reachable"}
+    assert {p.enforcement_level for p in policies if p.name not in advisory} == {EnforcementLevel.MANDATORY}
+    assert {p.enforcement_level for p in policies if p.name in advisory} == {EnforcementLevel.ADVISORY}
 
 
 def test_analyzer_reports_a_violation_as_mandatory() -> None:
@@ -580,3 +583,65 @@ def test_pack_entry_point_builds_a_mandatory_pack_with_redaction(monkeypatch: py
     assert pack["enforcement_level"] == pulumi_policy.EnforcementLevel.MANDATORY
     assert [p.name for p in pack["policies"]] == [r.name for r in (*rules.RESOURCE_RULES, *rules.STACK_RULES)]
     assert getattr(analyzer.deserialize_properties, "redacts_secrets", False)
+
+
+# --------------------------------------------------------------------------------- world-reachable LBs
+
+LB = "hcloud:index/loadBalancer:LoadBalancer"
+LB_NET = "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork"
+HUB = "karmada-hub:index:HubCluster"
+
+
+def _hub_res(rtype: str, name: str, inputs: dict) -> dict:
+    r = res(rtype, name, inputs)
+    r["urn"] = f"urn:pulumi:dev::karmada-hub::{HUB}${rtype}::{name}"
+    return r
+
+
+def _api_lb(public: bool | None, label: bool = False, ports: tuple[int, ...] = (6443, 5443)) -> list[dict]:
+    labels = {"karmada-hub/cluster": "hub", **({rules.WORLD_REACHABLE_LABEL: "true"} if label else {})}
+    out = [_hub_res(LB, "hub-api-lb", {"labels": labels})]
+    out += [_hub_res(LB_SERVICE, f"hub-api-lb-{p}", {"listenPort": p, "destinationPort": p}) for p in ports]
+    if public is not None:
+        out.append(_hub_res(LB_NET, "hub-api-lb-network", {"enablePublicInterface": public, "ip": "10.0.1.254"}))
+    return out
+
+
+def _with(*extra: dict) -> dict:
+    plan = good_plan()
+    plan["resources"] = sorted([*plan["resources"], *extra], key=lambda r: r["urn"])
+    return plan
+
+
+def test_a_private_api_lb_passes() -> None:
+    assert check_plan(_with(*_api_lb(public=False))) == []
+
+
+@pytest.mark.parametrize("public", [True, None], ids=["public-interface", "no-network-at-all"])
+def test_a_public_api_lb_without_the_opt_in_fails(public: bool | None) -> None:
+    found = check_plan(_with(*_api_lb(public=public)))
+    assert [(v.policy, v.advisory) for v in found] == [("api-lb-private", False)]
+    assert "tcp 5443, 6443 on its public interface" in found[0].message
+    assert found[0].urn.endswith("::hub-api-lb")
+
+
+def test_an_opted_in_api_lb_is_named_world_reachable_and_passes() -> None:
+    found = check_plan(_with(*_api_lb(public=True, label=True)))
+    assert [(v.policy, v.advisory) for v in found] == [("api-lb-world-reachable", True)]
+    report = format_violations(found, "dev")
+    assert report.splitlines()[0] == "advisory:"
+    assert "WORLD-REACHABLE: tcp 5443, 6443 from any address on the internet" in report
+    assert report.endswith("policy: ok in dev (13 rules, 0 violations)")
+    out = io.StringIO()
+    plan_path = Path(__import__("tempfile").mkdtemp()) / "plan.json"
+    plan_path.write_text(json.dumps(_with(*_api_lb(public=True, label=True))))
+    assert main_policy(plan_path, out) == 0 and "WORLD-REACHABLE" in out.getvalue()
+
+
+def test_a_public_lb_serving_only_web_ports_is_none_of_the_rules_business() -> None:
+    regional = [_hub_res(LB, "traffic-eu-lb", {"labels": {}}),
+                _hub_res(LB_SERVICE, "traffic-eu-lb-443", {"listenPort": 443}),
+                _hub_res(LB_NET, "traffic-eu-lb-network", {})]
+    assert check_plan(_with(*regional)) == []
+    # a service of another LB (another name prefix) is not this LB's
+    assert check_plan(_with(*regional, *_api_lb(public=False))) == []

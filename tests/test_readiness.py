@@ -60,7 +60,7 @@ def make_ca(cn: str) -> Pair:
     return Pair(cert.public_bytes(serialization.Encoding.PEM).decode(), _pem_key(key), cert, key)
 
 
-def make_leaf(ca: Pair, cn: str, server: bool) -> Pair:
+def make_leaf(ca: Pair, cn: str, server: bool, dns_names: tuple[str, ...] = ()) -> Pair:
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
     builder = (
@@ -75,8 +75,9 @@ def make_leaf(ca: Pair, cn: str, server: bool) -> Pair:
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
     )
     if server:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names] or [
+            x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     cert = builder.sign(ca.key, hashes.SHA256())
     return Pair(cert.public_bytes(serialization.Encoding.PEM).decode(), _pem_key(key), cert, key)
 
@@ -263,3 +264,18 @@ def test_client_cert_from_the_wrong_ca_is_refused(serve, pki: Pki) -> None:
     with pytest.raises(NotReady):
         wait_ready(url, pki.server_ca.cert_pem, wrong.cert_pem, wrong.key_pem, **FAST)
     assert script.hits == 0
+
+
+def test_an_address_the_certificate_does_not_list_is_verified_for_the_named_host(serve, pki: Pki) -> None:
+    """The karmada gate dials the first server's address and verifies the in-cluster name every serving cert
+    lists (pki_spec.APISERVER_IN_CLUSTER_NAME): with that name it passes; without it the address is refused; a
+    name the certificate does not list is refused too."""
+    from components.karmada.pki_spec import APISERVER_IN_CLUSTER_NAME
+
+    named = make_leaf(pki.server_ca, "karmada-apiserver", True, dns_names=(APISERVER_IN_CLUSTER_NAME,))
+    url = serve(Script(), serving=named)
+    assert _call(url, pki, server_name=APISERVER_IN_CLUSTER_NAME) < 1
+    with pytest.raises(NotReady, match=r"IP address mismatch|doesn.t match|CERTIFICATE_VERIFY_FAILED"):
+        _call(url, pki)
+    with pytest.raises(NotReady, match=r"Hostname mismatch|doesn.t match|CERTIFICATE_VERIFY_FAILED"):
+        _call(url, pki, server_name="api.hub.example.com")

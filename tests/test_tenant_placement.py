@@ -546,10 +546,11 @@ def _region(mutate: Any = None) -> FleetConfig:
 
 def _contract(**overrides: Any) -> dict[str, Any]:
     from components.operations import preflight
+    from components.operations.region_intents import region_intents
 
     raw, secrets = stack_values("prod-hub")
-    return {**preflight.hub_contract(FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets)),
-            **overrides}
+    hub = FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets)
+    return {**preflight.hub_contract(hub, region_intents(hub, "prod-hub")), **overrides}
 
 
 def _agree(config: FleetConfig, contract: dict[str, Any]) -> None:

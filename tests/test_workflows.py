@@ -1,4 +1,6 @@
-"""The GitHub workflows: they parse, have the shape GitHub needs, and up.yml deploys in stacks/rollout.yaml order.
+"""The GitHub workflows: they parse, have the shape GitHub needs, up.yml deploys in stacks/rollout.yaml order, and
+every job holding a credential runs behind a GitHub environment with the least credential that works, every
+action pinned by commit SHA.
 
 Structure is checked here by hand (so the suite runs anywhere); where check-jsonschema is installed the files
 are also validated against its vendored GitHub workflow schema. Each check also runs on a broken copy, to
@@ -8,6 +10,7 @@ show that it can fail.
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +24,8 @@ from hubctl.rollout import HUB_WAVE, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOWS = REPO / ".github" / "workflows"
-PULUMI_ACTION = "pulumi/actions@v7"
+PULUMI_ACTION = "pulumi/actions@"
+SECURITY_DOC = REPO / "docs" / "security.md"
 
 
 def load(name: str) -> dict[str, Any]:
@@ -168,8 +172,9 @@ def test_preview_job_uses_secrets_and_skips_forks() -> None:
     job = doc["jobs"]["preview"]
     assert "github.event.pull_request.head.repo.full_name == github.repository" in job["if"]
     assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.affected.outputs.stacks) }}"
-    assert job["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
-                          "HCLOUD_TOKEN": "${{ secrets.HCLOUD_TOKEN }}"}
+    assert job["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_PREVIEW_TOKEN }}",
+                          "HCLOUD_TOKEN": "${{ secrets.HCLOUD_READ_TOKEN }}"}  # read-only credentials
+    assert job["environment"] == "preview-${{ matrix.stack }}"
     (step,) = steps_using(job, PULUMI_ACTION)
     assert step["with"]["command"] == "preview"
     assert step["with"]["diff"] is True and step["with"]["comment-on-pr"] is True
@@ -225,3 +230,101 @@ def test_schema_check_can_fail(tmp_path: Path) -> None:
     result = subprocess.run([CHECK_JSONSCHEMA, "--builtin-schema", "vendor.github-workflows", str(bad)],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 1 and "up-dev" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------- trust rules
+
+PIN = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+?)@([^\s#]+)\s*(#\s*(\S+))?\s*$")
+
+
+def pin_errors(text: str, name: str) -> list[str]:
+    """Every `uses:` must name a full 40-hex commit and say which release tag that is (`# vX.Y.Z`)."""
+    errors = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if "uses:" not in line or line.lstrip().startswith("#"):
+            continue
+        m = PIN.match(line)
+        if not m:
+            errors.append(f"{name}:{number}: unreadable uses line")
+        elif not re.fullmatch(r"[0-9a-f]{40}", m.group(2)):
+            errors.append(f"{name}:{number}: {m.group(1)}@{m.group(2)} is not pinned by commit SHA")
+        elif not (m.group(4) and re.fullmatch(r"v\d+\.\d+\.\d+", m.group(4))):
+            errors.append(f"{name}:{number}: {m.group(1)} pin has no `# vX.Y.Z` comment naming its tag")
+    return errors
+
+
+def credential_errors(doc: dict[str, Any], name: str) -> list[str]:
+    """A job that reads any secret but GITHUB_TOKEN must run behind an environment; nothing may run on
+    pull_request_target (which hands secrets to the PR's code)."""
+    errors = [f"{name}: pull_request_target runs untrusted code with secrets"] if "pull_request_target" in doc[
+        "on"] else []
+    for job_id, job in doc["jobs"].items():
+        used = set(re.findall(r"secrets\.([A-Za-z0-9_]+)", yaml.safe_dump(job))) - {"GITHUB_TOKEN"}
+        if used and not job.get("environment"):
+            errors.append(f"{name}: job {job_id} reads {sorted(used)} without an environment")
+    return errors
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
+def test_actions_are_pinned_by_commit_sha(name: str) -> None:
+    assert pin_errors((WORKFLOWS / name).read_text(), name) == []
+
+
+def test_pin_check_can_fail() -> None:
+    text = ("      - uses: actions/checkout@v6\n"
+            "      - uses: actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1\n"
+            "      - uses: pulumi/actions@8e5e406f4007fca908480587cb9893c07090f58d # v7.0.0\n")
+    assert pin_errors(text, "x.yml") == [
+        "x.yml:1: actions/checkout@v6 is not pinned by commit SHA",
+        "x.yml:2: actions/setup-python pin has no `# vX.Y.Z` comment naming its tag",
+    ]
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
+def test_credentials_only_behind_environments(name: str) -> None:
+    assert credential_errors(load(name), name) == []
+
+
+def test_credential_check_can_fail() -> None:
+    doc = copy.deepcopy(load("preview.yml"))
+    del doc["jobs"]["preview"]["environment"]
+    doc["on"]["pull_request_target"] = {}
+    assert credential_errors(doc, "preview.yml") == [
+        "preview.yml: pull_request_target runs untrusted code with secrets",
+        "preview.yml: job preview reads ['HCLOUD_READ_TOKEN', 'PULUMI_PREVIEW_TOKEN'] without an environment",
+    ]
+
+
+def test_up_uses_the_stack_projects_read_write_token_and_preview_only_read_tokens() -> None:
+    for job in load("up.yml")["jobs"].values():
+        assert job["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
+                              "HCLOUD_TOKEN": "${{ secrets.HCLOUD_TOKEN }}"}
+    preview = yaml.safe_dump(load("preview.yml")["jobs"])
+    assert "secrets.HCLOUD_TOKEN" not in preview and "secrets.PULUMI_ACCESS_TOKEN" not in preview
+
+
+def test_deploying_jobs_run_where_the_firewall_lets_them_in() -> None:
+    """The readiness gates and providers dial the servers behind the Cloud Firewall: the runner is configurable."""
+    for name, job_id in (("preview.yml", "preview"), *(("up.yml", j) for j in load("up.yml")["jobs"])):
+        assert load(name)["jobs"][job_id]["runs-on"] == "${{ vars.DEPLOY_RUNNER || 'ubuntu-24.04' }}", job_id
+
+
+def environments_documented() -> dict[str, str]:
+    """docs/security.md's environments table: name -> protection column."""
+    out = {}
+    for line in SECURITY_DOC.read_text().splitlines():
+        m = re.match(r"^\| `([a-z0-9-]+|preview-<stack>|preview-prod-\*)` \|(.*)\|\s*$", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_every_environment_is_documented_and_prod_ones_need_reviewers() -> None:
+    documented = environments_documented()
+    used = {job["environment"] for job in load("up.yml")["jobs"].values()}
+    assert used <= set(documented), sorted(used - set(documented))
+    assert "preview-<stack>" in documented and "preview-prod-*" in documented
+    for env, protection in documented.items():
+        if env.startswith(("prod", "preview-prod")):
+            assert "required reviewers" in protection, env
+    assert "main only" in documented["prod-hub"]

@@ -1,14 +1,19 @@
-"""MemberCluster: join one workload cluster to the hub, declaratively (no `karmadactl join`).
+"""MemberCluster: the region's half of joining one workload cluster (no `karmadactl join`/`register`).
 
-Credentials come from the CAPI management cluster (`<cluster>-kubeconfig` Secret, key `value`) or from
-a stack secret. Push: the member gets the service accounts and RBAC a push join creates, their tokens
-are read back and stored in the karmada-apiserver with the `Cluster` object. Pull: the hub gets the
-agent's RBAC, the member gets karmada-agent with a client certificate the hub's CA signed, and the agent
-creates and owns its `Cluster` (and its credential Secrets) itself. With `schedulerEstimator: true` the hub's
-host cluster also runs that member's scheduler-estimator (×2, mTLS with a serving cert for exactly its
-Service). Removing a member from the stack deletes what the program made for it: for Push its Cluster and
-Secrets, for Pull the agent and its hub RBAC — the agent-made Cluster is deleted by the operator first
-(docs/runbooks/members.md "Remove a member").
+Credentials come from the CAPI management cluster (`<cluster>-kubeconfig` Secret, key `value`) or from a stack
+secret. The hub's half (the Cluster objects of Push members, the Pull agents' RBAC, the estimator workloads) is
+MemberRegistry's, in the hub stack.
+
+- Push: the member gets the service accounts and RBAC a push join creates; their tokens are read back and
+  stored in the karmada-apiserver as `karmada-cluster/<member>` and `<member>-impersonator`, which the hub's
+  Cluster object names.
+- Pull: the member gets karmada-agent and a join Job. PullJoin mints a one-hour bootstrap token at apply time
+  (never in state); the Job makes the agent's key in the member, has the hub sign its CSR and writes the agent's
+  kubeconfig Secret; the agent creates its own Cluster and renews its own certificate.
+- `schedulerEstimator: true`: a read-only account in the member (`member_docs.estimator_reader_rules`) whose
+  token becomes the `<estimator>-member-kubeconfig` Secret on the hub's host cluster.
+
+Removing a member from the stack deletes everything installed for it here.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import pulumi_kubernetes as k8s
 
 from components.config import CapiCredentials, FleetConfig, MemberConfig
 from components.fleet import member_docs as docs
-from components.karmada import flags, manifests, pki_spec, workloads
-from components.kube import tls
+from components.fleet.pull_join import PullJoin
+from components.karmada import flags, manifests
+from components.karmada.pki_spec import estimator_service_name
+from components.kube import agent_script
 from components.kube.kubeconfig import kubeconfig
-from components.kube.objects import apply, apply_rendered, with_secret_checksum
+from components.kube.objects import apply, apply_rendered
 
 
 def _b64decode(value: str) -> str:
@@ -31,10 +38,8 @@ def _b64decode(value: str) -> str:
 
 
 class MemberCluster(pulumi.ComponentResource):
-    """One member: its provider (`k8s-member-<name>`), its join objects on both sides, its Cluster (Push)."""
-
-    cluster: pulumi.CustomResource | None
-    """The Push member's Cluster; None for Pull (its agent creates it)."""
+    """One member: its provider (`k8s-member-<name>`) and the region's join objects on the member and the hub.
+    The Cluster is never here: the hub applies a Push member's (MemberRegistry), a Pull agent creates its own."""
 
     def __init__(
         self,
@@ -43,12 +48,15 @@ class MemberCluster(pulumi.ComponentResource):
         member: MemberConfig,
         karmada_provider: pulumi.ProviderResource,
         karmada_url: pulumi.Input[str],
-        karmada_ca: tls.KeyPair,
+        karmada_ca_pem: pulumi.Input[str],
+        writer_kubeconfig: pulumi.Input[str],
         after: list[pulumi.Resource],
         capi_provider: k8s.Provider | None,
         host_provider: pulumi.ProviderResource | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`writer_kubeconfig`: the karmada-apiserver credential PullJoin writes the bootstrap token with (the
+        region's own identity; the hub's admin in an all-in-one stack)."""
         super().__init__("karmada-hub:index:MemberCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         if isinstance(member.credentials, CapiCredentials):
@@ -79,76 +87,73 @@ class MemberCluster(pulumi.ComponentResource):
             token = pulumi.Output.secret(sa_token.data.apply(lambda d: _b64decode(d["token"])))
             ca = sa_token.data.apply(lambda d: _b64decode(d["ca.crt"]))
             imp = pulumi.Output.secret(imp_token.data.apply(lambda d: _b64decode(d["token"])))
-            secrets = [
-                apply_rendered("karmada", lambda t, c: docs.cluster_secret(member.name, t, c), [token, ca], on_hub),
-                apply_rendered("karmada", lambda t: docs.impersonator_secret(member.name, t), [imp], on_hub),
-            ]
-            self.cluster = apply("karmada", docs.cluster_object(member), pulumi.ResourceOptions.merge(
-                on_hub, pulumi.ResourceOptions(depends_on=[*after, *secrets])))
+            declared = docs.declared_cluster(member)
+            apply_rendered("karmada", lambda t, c: docs.cluster_secret(member.name, t, c, declared), [token, ca],
+                           on_hub)
+            apply_rendered("karmada", lambda t: docs.impersonator_secret(member.name, t), [imp], on_hub)
         else:
-            hub_rbac = [apply("karmada", obj, on_hub) for obj in docs.pull_hub_objects(member.name)]
-            cert = _agent_cert(member.name, karmada_ca, config.karmada.pki.leaf_validity_hours, self)
-            agent_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
-                karmada_url, karmada_ca.cert_pem, cert.cert_pem, cert.key_pem,
-            ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
-            args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
-                                    zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
-            # No Cluster here: the agent creates (and on restart updates) its own, with spec.id = the member's
-            # kube-system UID; a pre-created one without that id makes it exit (docs.pull_hub_objects). The
-            # agent only needs its hub RBAC to exist before it starts.
-            self.cluster = None
-            after_rbac = pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(depends_on=hub_rbac))
-            skeleton = docs.pull_member_objects(member.name, config.karmada.version, args, "placeholder")
-            rendered: list[tuple[str, pulumi.Output]] = []
-            for index, obj in enumerate(skeleton):
-                if obj["kind"] == "Secret":
-                    def render(k: str, i: int = index) -> dict:
-                        return docs.pull_member_objects(member.name, config.karmada.version, args, k)[i]
-                    apply_rendered(prefix, render, [agent_kubeconfig], after_rbac)
-                    rendered.append((obj["metadata"]["name"], agent_kubeconfig.apply(render)))
-                elif obj["kind"] == "Deployment":
-                    apply(prefix, with_secret_checksum(obj, list(rendered)), after_rbac)
-                else:
-                    apply(prefix, obj, after_rbac)
+            self._pull(prefix, config, member, karmada_url, karmada_ca_pem, writer_kubeconfig, member_kubeconfig,
+                       on_member, on_hub)
         if member.scheduler_estimator:
-            assert host_provider is not None, "a scheduler-estimator runs on the hub's host cluster"
-            self._scheduler_estimator(name, config, member, karmada_ca, member_kubeconfig, host_provider)
+            assert host_provider is not None, "a scheduler-estimator's member kubeconfig goes to the hub's host"
+            gates = flags.gates_for("karmada-scheduler-estimator", config.karmada.feature_gates)
+            self._estimator_reader(prefix, member, "ResourceQuotaEstimate" in gates, on_member,
+                                   pulumi.ResourceOptions(parent=self, provider=host_provider))
         self.register_outputs({"cluster": member.name, "syncMode": member.sync_mode})
 
-    def _scheduler_estimator(self, name: str, config: FleetConfig, member: MemberConfig, karmada_ca: tls.KeyPair,
-                             member_kubeconfig: pulumi.Output[str], host_provider: pulumi.ProviderResource) -> None:
-        """Host: Secrets (serving cert + Karmada CA as client CA; member kubeconfig), Deployment, PDB, Service.
-        The scheduler dials `karmada-scheduler-estimator-<member>` with its own client cert (flags.scheduler_args)."""
-        on_host = pulumi.ResourceOptions(parent=self, provider=host_provider)
-        spec = pki_spec.estimator_cert_spec(member.name)
-        cert = tls.leaf(spec.name, karmada_ca, spec.common_name, spec.usages,
-                        config.karmada.pki.leaf_validity_hours, pulumi.ResourceOptions(parent=self),
-                        dns_names=spec.dns_names)
-        workload = workloads.estimator(config, member.name)
-        files = {"ca.crt": karmada_ca.cert_pem, f"{spec.file}.crt": cert.cert_pem,
-                 f"{spec.file}.key": pulumi.Output.secret(cert.key_pem)}
-        needed = manifests.pki_files(workload.args)
-        assert set(needed) == set(files), f"estimator flags name {needed}, issued {sorted(files)}"
+    def _pull(self, prefix: str, config: FleetConfig, member: MemberConfig, karmada_url: pulumi.Input[str],
+              karmada_ca_pem: pulumi.Input[str], writer_kubeconfig: pulumi.Input[str],
+              member_kubeconfig: pulumi.Output[str], on_member: pulumi.ResourceOptions,
+              on_hub: pulumi.ResourceOptions) -> None:
+        args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
+                                zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
+        source = agent_script.source(docs.JOIN_SCRIPT)
+        objects = docs.pull_member_objects(member.name, config.karmada.version, args, source,
+                                           member.join_generation)
+        ns = apply(prefix, objects[0], on_member)
+        join = PullJoin(f"{prefix}-join", member.name, docs.token_id(member.name), member.join_generation, karmada_url,
+                        karmada_ca_pem, writer_kubeconfig, member_kubeconfig, opts=pulumi.ResourceOptions(
+                            parent=self, depends_on=[ns, *(on_hub.depends_on or [])]))
+        done: list[pulumi.Resource] = [ns]
+        restart: list[pulumi.Resource] = [ns]
+        for obj in objects[1:]:
+            kind = obj["kind"]
+            chain = restart if obj["metadata"]["name"] == docs.RESTART_NAME else done
+            deps = list(chain)
+            if kind == "Job":
+                deps.append(join)  # the token and the member's bootstrap Secret exist before the Job runs
+            resource = apply(prefix, obj, pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(
+                depends_on=deps)))
+            if kind in ("Job", "Deployment") or kind.endswith("Role") or kind.endswith("Binding") or kind in (
+                    "ServiceAccount", "ConfigMap"):
+                # in order: accounts, the join, then the agent that mounts its Secret; the restart CronJob needs
+                # only its own account and the script
+                chain.append(resource)
+                if kind == "ConfigMap":
+                    restart.append(resource)
+
+    def _estimator_reader(self, prefix: str, member: MemberConfig, resource_quota_estimate: bool,
+                          on_member: pulumi.ResourceOptions, on_host: pulumi.ResourceOptions) -> None:
+        """`resource_quota_estimate`: the fleet's gates make the estimator read ResourceQuotas too (the region's
+        gates equal the hub's: preflight checks the fleetContract)."""
+        objects = docs.estimator_reader_objects(resource_quota_estimate)
+        if member.sync_mode == "Pull":  # a Push join creates karmada-cluster in the member itself
+            objects = [docs.namespace(docs.CLUSTER_NAMESPACE), *objects]
+        created = {}
+        for obj in objects:
+            created[(obj["kind"], obj["metadata"]["name"])] = apply(
+                f"{prefix}-estimator", obj, pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(
+                    depends_on=list(created.values()))))
+        token_secret = created[("Secret", docs.ESTIMATOR_READER)]
+        assert isinstance(token_secret, k8s.core.v1.Secret)
+        token = pulumi.Output.secret(token_secret.data.apply(lambda d: _b64decode(d["token"])))
+        ca = token_secret.data.apply(lambda d: _b64decode(d["ca.crt"]))
+        name = estimator_service_name(member.name)
         kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
-        docs = [
-            manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX,
-                             {manifests.secret_key(f): v for f, v in files.items()}, component=workload.name),
-            manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX, {kube_file: member_kubeconfig},
-                             component=workload.name),
-        ]
-        secrets = [apply("host", doc, on_host) for doc in docs]
-        apply("host", with_secret_checksum(manifests.deployment(workload), docs),
-              pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=secrets)))
-        apply("host", manifests.pdb(workload.name), on_host)
-        apply("host", manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),
-              on_host)
-
-
-def _agent_cert(cluster: str, ca: tls.KeyPair, hours: int, parent: pulumi.Resource) -> tls.KeyPair:
-    """A Pull agent's client cert, signed by the Karmada CA (pki_spec.agent_cert_spec)."""
-    spec = pki_spec.agent_cert_spec(cluster)
-    return tls.leaf(f"agent-{cluster}", ca, spec.common_name, spec.usages, hours,
-                    pulumi.ResourceOptions(parent=parent), organization=spec.organization[0])
+        server = member.api_endpoint.rstrip("/")
+        apply_rendered("host", lambda t, c: manifests.secret(
+            name + manifests.MEMBER_KUBECONFIG_SUFFIX,
+            {kube_file: kubeconfig(member.name, server, c, token=t)}, component=name), [token, ca], on_host)
 
 
 def capi_provider(config: FleetConfig) -> k8s.Provider | None:

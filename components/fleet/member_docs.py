@@ -1,5 +1,9 @@
 """Member join documents: what `karmadactl join` (Push) and `karmadactl register` (Pull) create, declaratively.
 
+Pull differs from register where the hub's safety needs it: no rbac-generator (the hub stack owns the agent's
+RBAC, narrowed to what the agent's code uses), a one-hour authentication-only bootstrap token, no reported
+secrets, certificate rotation on; see docs/security.md.
+
 Names, labels and RBAC rules follow `pkg/util/credential.go` (join) and `pkg/karmadactl/register/register.go`
 (register) at Karmada v1.18.2, so upstream docs and tooling (`karmadactl unjoin`, agent cert rotation) still
 apply. Three API servers are involved and every function says which one its objects go to:
@@ -16,11 +20,15 @@ returns, so previews diff cleanly, and Karmada reads `data.token` / `data.caBund
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
+import re
 from typing import Any, Literal
 
 from components import versions
 from components.config import MemberConfig
 from components.karmada import flags
+from components.kube import agent_script, rollouts
 from components.kube.kubeconfig import kubeconfig as render_kubeconfig
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
@@ -41,6 +49,9 @@ AGENT_NAME = "karmada-agent"
 AGENT_KUBECONFIG_PATH = flags.AGENT_KUBECONFIG_PATH
 AGENT_KUBECONFIG_DIR, AGENT_KUBECONFIG_SECRET = AGENT_KUBECONFIG_PATH.rsplit("/", 1)
 """What the agent's `--karmada-kubeconfig` must point at (the lead's flags function uses it)."""
+AGENT_KUBECONFIG_KEY = "karmada-kubeconfig"
+"""The key certRotation reads and rewrites (cert_rotation_controller.go `KarmadaKubeconfigName` is both the Secret's
+name and its key at v1.18.2); the join writes it."""
 AGENT_HEALTH_PORT = 10357
 AGENT_METRICS_PORT = 8080
 
@@ -183,12 +194,28 @@ def push_member_objects(cluster: str) -> list[dict[str, Any]]:
     ]
 
 
-def cluster_secret(name: str, token: str, ca_bundle: str) -> dict[str, Any]:
+DECLARED_CLUSTER_ANNOTATION = "fleet.karmada-hub.io/cluster"
+"""On a Push member's credential Secret: the Cluster the hub makes from the same stack file (name, labels,
+syncMode, provider, region, zones). A region stack renders no Cluster (the hub owns them), so this is how the
+policy pack sees, in the region's own plan, which clusters its policies can reach; Karmada ignores it."""
+
+
+def declared_cluster(member: MemberConfig) -> str:
+    obj = cluster_object(member)
+    spec = {k: v for k, v in obj["spec"].items() if k in ("syncMode", "provider", "region", "zones")}
+    return json.dumps({"metadata": obj["metadata"], "spec": spec}, sort_keys=True)
+
+
+def cluster_secret(name: str, token: str, ca_bundle: str, declared: str | None = None) -> dict[str, Any]:
     """Hub: `karmada-cluster/<cluster>` with the member SA's bearer token and the member's CA (PEM).
 
-    `token` and `ca_bundle` are the decoded values of the member token Secret's `token` and `ca.crt`.
+    `token` and `ca_bundle` are the decoded values of the member token Secret's `token` and `ca.crt`;
+    `declared` is `declared_cluster(member)`.
     """
-    return _opaque_secret(name, CLUSTER_NAMESPACE, {"token": token, "caBundle": ca_bundle})
+    secret = _opaque_secret(name, CLUSTER_NAMESPACE, {"token": token, "caBundle": ca_bundle})
+    if declared is not None:
+        secret["metadata"]["annotations"] = {DECLARED_CLUSTER_ANNOTATION: declared}
+    return secret
 
 
 def impersonator_secret(name: str, token: str) -> dict[str, Any]:
@@ -205,6 +232,7 @@ def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, clus
                    ) -> dict[str, Any]:
     """Hub: a Push member's `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and
     spread, and credentials via secretRef/impersonatorSecretRef so the controller-manager can reach the member.
+    The hub stack applies it (MemberRegistry): a region identity may not write a `secretRef`.
     `cluster_id` is the member's kube-system namespace UID, as join sets it (used for multi-cluster DNS).
 
     Never for Pull: the agent creates its own Cluster at start. It lists every Cluster and exits if one has its
@@ -232,20 +260,61 @@ def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, clus
     }
 
 
+# ---------------------------------------------------------------------------------- estimator reader
+
+ESTIMATOR_READER = "karmada-scheduler-estimator"
+"""Member: the service account the member's scheduler-estimator (on the hub) reads the member with."""
+ESTIMATOR_READER_ROLE = "karmada-hub:scheduler-estimator"
+
+
+def estimator_reader_rules(resource_quota_estimate: bool = False) -> list[dict[str, Any]]:
+    """What karmada-scheduler-estimator v1.18.2 reads (pkg/estimator/server/server.go): informers over nodes,
+    pods (non-terminal) and replicasets, a dynamic informer over apps/v1 deployments (`supportedGVRs`), and
+    resourcequotas only with the ResourceQuotaEstimate gate (plugins/resourcequota). Discovery needs nothing
+    beyond `system:discovery`. It writes nothing."""
+    read = ["get", "list", "watch"]
+    core = ["nodes", "pods", *(["resourcequotas"] if resource_quota_estimate else [])]
+    return [{"apiGroups": [""], "resources": core, "verbs": read},
+            {"apiGroups": ["apps"], "resources": ["deployments", "replicasets"], "verbs": read}]
+
+
+def estimator_reader_objects(resource_quota_estimate: bool = False) -> list[dict[str, Any]]:
+    """Member (namespace `karmada-cluster`, which the caller ensures): the read-only account, its long-lived
+    token Secret (the member's token controller fills it; rotate by deleting it) and its ClusterRole."""
+    return [
+        _service_account(ESTIMATOR_READER, CLUSTER_NAMESPACE),
+        _cluster_role(ESTIMATOR_READER_ROLE, estimator_reader_rules(resource_quota_estimate), _labels()),
+        _binding("ClusterRoleBinding", ESTIMATOR_READER_ROLE, "ClusterRole",
+                 _sa_subject(ESTIMATOR_READER, CLUSTER_NAMESPACE), labels=_labels()),
+        _sa_token_secret(ESTIMATOR_READER, CLUSTER_NAMESPACE),
+    ]
+
+
 # ------------------------------------------------------------------------------------------ Pull
 
 
-def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
-    """Hub side of a Pull join: the agent's RBAC, in apply order. Names and shape as `karmadactl register`
-    creates them (pkg/karmadactl/register/register.go `GenerateClusterRole`, `GenerateSecretAccessRole`,
-    `GenerateWorkAccessRole` at v1.18.2), the verbs exactly what the agent's code uses (docs/
-    upstream-contract.md, karmada-agent RBAC):
+def agent_leader_lease(cluster: str) -> str:
+    """The agent's leader-election Lease: `karmada-agent-<cluster>` in the hub's karmada-system (the manager is
+    built on the control-plane config: karmada v1.18.2 cmd/agent/app/agent.go, `LeaderElectionID`)."""
+    return f"karmada-agent-{cluster}"
 
-    - its own Cluster: `get` and `update` — register grants `delete` but no `update`, yet the agent's
-      CreateOrUpdateClusterObject updates the Cluster whenever its spec differs from the flags (pkg/util/
-      cluster.go); nothing in the agent deletes it;
-    - no CSR verbs: they serve only the `certRotation` controller, which `--controllers=*` leaves off
-      (cmd/agent/app/agent.go `controllersDisabledByDefault`).
+
+def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
+    """Hub side of a Pull join: the agent's RBAC, owned by the hub stack, in apply order. Names and shape as
+    `karmadactl register` creates them (pkg/karmadactl/register/register.go `GenerateClusterRole`,
+    `GenerateWorkAccessRole` at v1.18.2), the verbs exactly what the agent's code uses with
+    `--controllers=*,certRotation --report-secrets=None` (docs/upstream-contract.md, karmada-agent RBAC):
+
+    - `clusters`: list/watch (Validate, cache), create (its own Cluster, which it creates with the right `spec.id`;
+      a plain create cannot be limited by name), get and update on its own name (CreateOrUpdateClusterObject
+      updates whenever the spec it derives from its flags differs; register grants no update), `clusters/status`
+      update; no delete (nothing in the agent deletes its Cluster);
+    - leases: its heartbeat `karmada-cluster/<cluster>` and its leader lock `karmada-system/karmada-agent-<cluster>`
+      only (get/update by name, create), instead of register's cluster-wide get/create/update, which let any agent
+      overwrite the controllers' leader locks;
+    - CSRs get/create: the certRotation controller renews the agent's certificate through the CSR API;
+    - namespaces get (`karmada-cluster` exists), services list/watch, events, interpreter configs read, Works in
+      `karmada-es-<cluster>`; no Secrets: nothing is reported, so no member token reaches the hub.
 
     The `agent-work` Role/RoleBinding live in `karmada-es-<cluster>`, which the cluster controller creates for
     every Cluster (get-then-create, so it adopts an existing one) and deletes with it. The agent caches Works in
@@ -256,6 +325,7 @@ def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
     es = execution_namespace(cluster)
     user = _user_subject(agent_user(cluster))
     base = f"system:karmada:{cluster}"
+    leases = "coordination.k8s.io"
     cluster_rules = [
         {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": [cluster],
          "verbs": ["get", "update"]},
@@ -266,14 +336,13 @@ def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
          "resources": ["resourceinterpreterwebhookconfigurations", "resourceinterpretercustomizations"],
          "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]},
+        {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["get", "create"]},
         {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "watch"]},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["patch", "create", "update"]},
     ]
-    secret_rules = [
-        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [cluster, impersonator_secret_name(cluster)],
-         "verbs": ["get", "patch"]},
-        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+    lease_rules = lambda name: [  # noqa: E731
+        {"apiGroups": [leases], "resources": ["leases"], "resourceNames": [name], "verbs": ["get", "update"]},
+        {"apiGroups": [leases], "resources": ["leases"], "verbs": ["create"]},
     ]
     work_rules = [
         {"apiGroups": ["work.karmada.io"], "resources": ["works"],
@@ -283,22 +352,88 @@ def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
     return [
         _cluster_role(f"{base}:agent", cluster_rules),
         _binding("ClusterRoleBinding", f"{base}:agent", "ClusterRole", user),
-        _role(f"{base}:agent-secret", CLUSTER_NAMESPACE, secret_rules),
-        _binding("RoleBinding", f"{base}:agent-secret", "Role", user, ns=CLUSTER_NAMESPACE),
+        _role(f"{base}:agent-lease", CLUSTER_NAMESPACE, lease_rules(cluster)),
+        _binding("RoleBinding", f"{base}:agent-lease", "Role", user, ns=CLUSTER_NAMESPACE),
+        _role(f"{base}:agent-leader", AGENT_NAMESPACE, lease_rules(agent_leader_lease(cluster))),
+        _binding("RoleBinding", f"{base}:agent-leader", "Role", user, ns=AGENT_NAMESPACE),
         namespace(es),
         _role(f"{base}:agent-work", es, work_rules),
         _binding("RoleBinding", f"{base}:agent-work", "Role", user, ns=es),
     ]
 
 
+def token_id(member: str) -> str:
+    """The public half of a Pull member's bootstrap token (`[a-z0-9]{6}`), fixed per member so its region's RBAC
+    can name the one Secret (`bootstrap-token-<id>`) it may write; the secret half is made per join."""
+    return hashlib.sha256(f"karmada-hub:{member}".encode()).hexdigest()[:6]
+
+
+BOOTSTRAP_GROUP = "system:bootstrappers:karmada:default-cluster-token"
+"""The extra group of every bootstrap token the program makes (register's default token group)."""
+TOKEN_TTL_SECONDS = 3600
+AGENT_CERT_SECONDS = 30 * 24 * 3600
+"""What the join asks for; kube-controller-manager caps it (`--cluster-signing-duration`) and certRotation renews
+at a fifth of the life left (karmada default 0.2), so the agent renews every ~24 days."""
+
+
+def bootstrap_rbac() -> list[dict[str, Any]]:
+    """Hub: what a bootstrap token and an agent may ask of the CSR API, as artifacts/deploy/
+    bootstrap-token-configuration.yaml (v1.18.2) binds it, minus what this program does not use: no
+    `system:karmada:agent-rbac-generator` (`*/*/*` for CN rbac-generator, which any token could get a certificate
+    for, since the approver cannot tie a CSR to a name: karmada-io/karmada#7147), no anonymous `cluster-info`."""
+    rbac = "rbac.authorization.k8s.io"
+    bootstrappers = {"apiGroup": rbac, "kind": "Group", "name": BOOTSTRAP_GROUP}
+    agents = {"apiGroup": rbac, "kind": "Group", "name": "system:karmada:agents"}
+    labels = {"karmada.io/bootstrapping": "rbac-defaults"}
+
+    def approver(name: str, subresource: str) -> dict[str, Any]:
+        return _cluster_role(name, [{"apiGroups": ["certificates.k8s.io"],
+                                     "resources": [f"certificatesigningrequests/{subresource}"],
+                                     "verbs": ["create"]}], labels)
+
+    def bind(name: str, role: str, subject: dict[str, Any]) -> dict[str, Any]:
+        obj = _binding("ClusterRoleBinding", name, "ClusterRole", subject, labels=labels)
+        obj["roleRef"]["name"] = role
+        return obj
+
+    return [
+        bind("system:karmada:agent-bootstrap", "system:node-bootstrapper", bootstrappers),
+        approver("system:karmada:certificatesigningrequest:autoapprover", "clusteragent"),
+        bind("system:karmada:agent-autoapprove-bootstrap", "system:karmada:certificatesigningrequest:autoapprover",
+             bootstrappers),
+        approver("system:karmada:certificatesigningrequest:selfautoapprover", "selfclusteragent"),
+        bind("system:karmada:agent-autoapprove-certificate-rotation",
+             "system:karmada:certificatesigningrequest:selfautoapprover", agents),
+    ]
+
+
+def bootstrap_token_secret(token_id: str, token_secret: str, expiration: str) -> dict[str, Any]:
+    """Hub: `kube-system/bootstrap-token-<id>` (k8s.io/cluster-bootstrap token/api types.go): authentication
+    only (no signing: nothing reads cluster-info), the program's one extra group, `expiration` RFC 3339 UTC.
+    Made by PullJoin at apply time; the secret half never enters a stack's state."""
+    if not re.fullmatch(r"[a-z0-9]{6}", token_id) or not re.fullmatch(r"[a-z0-9]{16}", token_secret):
+        raise ValueError("a bootstrap token is [a-z0-9]{6}.[a-z0-9]{16}")
+    return {
+        "apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+        "metadata": {"name": f"bootstrap-token-{token_id}", "namespace": "kube-system", "labels": _labels()},
+        "data": {k: _b64(v) for k, v in {
+            "token-id": token_id, "token-secret": token_secret, "expiration": expiration,
+            "usage-bootstrap-authentication": "true", "auth-extra-groups": BOOTSTRAP_GROUP,
+            "description": "karmada-hub Pull join (one hour)"}.items()},
+    }
+
+
+AGENT_BOOTSTRAP_SECRET = "karmada-agent-bootstrap"
+
+
+def agent_bootstrap_secret(token: str, server: str, ca_pem: str) -> dict[str, Any]:
+    """Member: what the join Job reads (the token, the hub URL, the hub CA it pins); deleted once joined."""
+    return _opaque_secret(AGENT_BOOTSTRAP_SECRET, AGENT_NAMESPACE, {"token": token, "server": server, "ca.crt": ca_pem})
+
+
 def _role(name: str, ns: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": ns},
             "rules": rules}
-
-
-def agent_kubeconfig_secret(kubeconfig_yaml: str) -> dict[str, Any]:
-    """Member: `karmada-system/karmada-kubeconfig` (key `karmada-kubeconfig`): the agent's way into the hub."""
-    return _opaque_secret(AGENT_KUBECONFIG_SECRET, AGENT_NAMESPACE, {AGENT_KUBECONFIG_SECRET: kubeconfig_yaml})
 
 
 def _pod_security() -> dict[str, Any]:
@@ -328,21 +463,124 @@ standby pending and block the rolling update; maxSurge 0 / maxUnavailable 1 roll
 same reason, and the PodDisruptionBudget keeps one through node drains."""
 
 
-def pull_member_objects(cluster: str, version: str, args: list[str], kubeconfig_yaml: str) -> list[dict[str, Any]]:
-    """Member side of a Pull join, in apply order.
+JOIN_NAME = "karmada-agent-join"
+RESTART_NAME = "karmada-agent-restart"
+JOIN_SCRIPT = "pull_join.py"
+RESTART_SCHEDULE = "*/15 * * * *"
+GENERATION_ANNOTATION = "karmada-hub.io/join-generation"
 
-    `args` is the agent's whole flag list (the lead's flags function; `--karmada-kubeconfig` must be
-    `AGENT_KUBECONFIG_PATH`); `kubeconfig_yaml` is the agent's hub kubeconfig (see `kubeconfig`).
-    """
+
+def _script_pod(name: str, sa: str, argv: list[str], source: str, extra_annotations: dict[str, str] | None = None,
+                restart_policy: str = "OnFailure") -> dict[str, Any]:
+    """A pod template running agents/pull_join.py from the ConfigMap with the pinned Python image."""
+    return {
+        "metadata": {"labels": {"app": name}, "annotations": {**agent_script.pod_annotations(source),
+                                                               **(extra_annotations or {})}},
+        "spec": {
+            "serviceAccountName": sa,
+            "restartPolicy": restart_policy,
+            "securityContext": _pod_security(),
+            "containers": [{
+                "name": name.removeprefix("karmada-agent-"),
+                "image": agent_script.IMAGE,
+                "imagePullPolicy": "IfNotPresent",
+                "command": agent_script.command(JOIN_SCRIPT),
+                "args": argv,
+                "env": [*agent_script.ENV, {"name": "HOME", "value": "/tmp"}],
+                "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+                "securityContext": container_security_context(),
+                "volumeMounts": [agent_script.mount(), {"name": "tmp", "mountPath": "/tmp"}],
+            }],
+            "volumes": [agent_script.volume(JOIN_NAME), {"name": "tmp", "emptyDir": {}}],
+        },
+    }
+
+
+def join_args(cluster: str) -> list[str]:
+    return ["join", f"--cluster-name={cluster}", f"--namespace={AGENT_NAMESPACE}",
+            f"--bootstrap-secret={AGENT_BOOTSTRAP_SECRET}", f"--kubeconfig-secret={AGENT_KUBECONFIG_SECRET}",
+            f"--cert-seconds={AGENT_CERT_SECONDS}", "--timeout=600"]
+
+
+def restart_args() -> list[str]:
+    return ["restart", f"--namespace={AGENT_NAMESPACE}", f"--kubeconfig-secret={AGENT_KUBECONFIG_SECRET}",
+            f"--deployment={AGENT_NAME}", f"--selector=app={AGENT_NAME}"]
+
+
+def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, Any]]:
+    """Member: the join's own service account (get both Secrets, update the kubeconfig, delete the bootstrap copy,
+    create: a create cannot be limited by name), the script, and the Job.
+
+    A new `generation` (joinGeneration) or script changes the Job's template, so Pulumi replaces it and it runs
+    again (and exits at once while the member's credential is still good)."""
+    secret = lambda names, verbs: {"apiGroups": [""], "resources": ["secrets"], "resourceNames": names,  # noqa: E731
+                                   "verbs": verbs}
+    rules = [secret([AGENT_KUBECONFIG_SECRET, AGENT_BOOTSTRAP_SECRET], ["get"]),
+             secret([AGENT_KUBECONFIG_SECRET], ["update"]),  # a stale kubeconfig is replaced
+             secret([AGENT_BOOTSTRAP_SECRET], ["delete"]),  # the token's member copy, once joined
+             {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}]
+    job = {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": JOIN_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels({"app": JOIN_NAME})},
+        "spec": {"backoffLimit": 6, "activeDeadlineSeconds": 1800,
+                 "template": _script_pod(JOIN_NAME, JOIN_NAME, join_args(cluster), source,
+                                         {GENERATION_ANNOTATION: str(generation)})},
+    }
+    return [
+        _service_account(JOIN_NAME, AGENT_NAMESPACE),
+        _role(JOIN_NAME, AGENT_NAMESPACE, rules),
+        _binding("RoleBinding", JOIN_NAME, "Role", _sa_subject(JOIN_NAME, AGENT_NAMESPACE), ns=AGENT_NAMESPACE),
+        agent_script.configmap({"name": JOIN_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels()}, JOIN_SCRIPT,
+                               source),
+        job,
+    ]
+
+
+def restart_objects(source: str) -> list[dict[str, Any]]:
+    """Member: every 15 minutes, roll the agent when a container runs a certificate older than the Secret's
+    (the agent reads its kubeconfig only at start; certRotation rewrites the Secret). Its account may read that
+    Secret and the agent's pods, and get/patch the agent Deployment, nothing else."""
+    rules = [
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": [AGENT_KUBECONFIG_SECRET], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": [AGENT_NAME], "verbs": ["get", "patch"]},
+    ]
+    cron = {
+        "apiVersion": "batch/v1", "kind": "CronJob",
+        "metadata": {"name": RESTART_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels({"app": RESTART_NAME})},
+        "spec": {"schedule": RESTART_SCHEDULE, "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 1,
+                 "failedJobsHistoryLimit": 3,
+                 "jobTemplate": {"spec": {"backoffLimit": 1, "activeDeadlineSeconds": 300,
+                                          "template": _script_pod(RESTART_NAME, RESTART_NAME, restart_args(), source,
+                                                                  restart_policy="Never")}}},
+    }
+    return [
+        _service_account(RESTART_NAME, AGENT_NAMESPACE),
+        _role(RESTART_NAME, AGENT_NAMESPACE, rules),
+        _binding("RoleBinding", RESTART_NAME, "Role", _sa_subject(RESTART_NAME, AGENT_NAMESPACE),
+                 ns=AGENT_NAMESPACE),
+        cron,
+    ]
+
+
+def pull_member_objects(cluster: str, version: str, args: list[str], source: str,
+                        generation: int = 1) -> list[dict[str, Any]]:
+    """Member side of a Pull join, in apply order: namespace, the agent's account (all-access in its member, as
+    upstream: it applies whatever the hub propagates), the join, the agent, its PDB, the certificate pickup.
+
+    `args` is the agent's whole flag list (`flags.agent_args`; `--karmada-kubeconfig` must be
+    `AGENT_KUBECONFIG_PATH`); `source` is agents/pull_join.py. No credential is rendered here: the join makes
+    the agent's key in the member and writes `karmada-kubeconfig` itself."""
     return [
         namespace(AGENT_NAMESPACE),
-        agent_kubeconfig_secret(kubeconfig_yaml),
         _service_account(AGENT_SA, AGENT_NAMESPACE),
         _cluster_role(AGENT_NAME, _all_access_rules(), _labels()),
         _binding("ClusterRoleBinding", AGENT_NAME, "ClusterRole", _sa_subject(AGENT_SA, AGENT_NAMESPACE),
                  labels=_labels()),
+        *join_objects(cluster, source, generation),
         agent_deployment(cluster, version, args),
         agent_pod_disruption_budget(),
+        *restart_objects(source),
     ]
 
 
@@ -350,7 +588,9 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
     """Member: the karmada-agent Deployment (image `docker.io/karmada/karmada-agent:<version>`).
 
     The agent talks to its own member with the in-cluster SA token (so the token stays mounted) and to the hub
-    with the mounted kubeconfig. Only `/healthz` exists on the probe port (no `/readyz`), for both probes.
+    with the mounted kubeconfig Secret, which the join Job writes (the pods wait for it; a missing file would make
+    the agent fall back to its in-cluster config as if the member were the hub). Only `/healthz` exists on the
+    probe port (no `/readyz`), for both probes.
     """
     labels = {"app": AGENT_NAME}
     return {
@@ -363,7 +603,8 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
             "selector": {"matchLabels": labels},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
             "template": {
-                "metadata": {"labels": labels},
+                # the join writes the kubeconfig Secret in the member; karmada-agent-restart rolls the pods
+                "metadata": {"labels": labels, "annotations": {rollouts.ELSEWHERE_ANNOTATION: AGENT_KUBECONFIG_SECRET}},
                 "spec": {
                     "serviceAccountName": AGENT_SA,
                     "securityContext": _pod_security(),

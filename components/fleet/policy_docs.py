@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.config import FailoverConfig, MemberConfig, PriorityClassConfig, RegionConfig, TenantConfig
+from components.config import FailoverConfig, FleetConfig, MemberConfig, PriorityClassConfig, RegionConfig, TenantConfig
 
 POLICY_API = "policy.karmada.io/v1alpha1"
 
@@ -576,6 +576,27 @@ def federated_resource_quota(tenant: TenantConfig) -> dict[str, Any]:
         "metadata": _meta(tenant.name, tenant.namespace, tenant),
         "spec": spec,
     }
+
+
+def tenant_policies(config: FleetConfig) -> list[tuple[TenantConfig, dict[str, Any], bool]]:
+    """Every tenant's policies as a stack applies them: (tenant, policy, names a priority class?). The
+    PropagationPolicy, the supporting and critical ones when the tenant has them, the OverridePolicy and, with a
+    quota, the FederatedResourceQuota. Their namespaces belong to the hub (`tenant_namespace`)."""
+    regions, members = list(config.regions), list(config.members)
+    out: list[tuple[TenantConfig, dict[str, Any], bool]] = []
+    for tenant in config.tenants:
+        prioritised = tenant.priority_class is not None or tenant.critical is not None
+        out.append((tenant, propagation_policy(tenant, regions, members, config.failover), prioritised))
+        supporting = supporting_policy(tenant, regions, members, config.failover)
+        if supporting is not None:
+            out.append((tenant, supporting, False))
+        critical = critical_policy(tenant, regions, members, config.failover)
+        if critical is not None:
+            out.append((tenant, critical, prioritised))
+        out.append((tenant, override_policy(tenant, config.regions), False))
+        if tenant.quota is not None:
+            out.append((tenant, federated_resource_quota(tenant), False))
+    return out
 
 
 def cluster_taint_policy() -> dict[str, Any]:

@@ -15,6 +15,13 @@ Day-two settings go into drop-ins under `config.yaml.d/` (k3s merges them in ord
 
 Secret material (CA keys, the token) sits in files this module names in `SECRET_PATHS`, so the
 offline plan can print every user-data with exactly those files redacted (`redact_user_data`).
+
+Before k3s ever starts, a oneshot unit installs the metadata guard (`metadata_guard_rules`): iptables
+rules in the raw and mangle tables that drop pod traffic to the Hetzner metadata service
+(169.254.169.254, which serves this user-data without authentication) and every non-root host process's
+traffic to it; root on the host keeps access. k3s `Requires` the unit, so k3s never runs unguarded, and
+the enabled unit re-applies the rules at every boot. What user-data still holds, and why that is
+acceptable, is in docs/security.md.
 """
 
 from __future__ import annotations
@@ -45,6 +52,21 @@ DATASTORE_WAL = "/var/lib/rancher/k3s/server/db/etcd/member/wal"
 K3S_API_PORT = 6443
 JOIN_PROBE_ROUNDS = 24
 JOIN_PROBE_PAUSE_SECONDS = 5
+GUARD_RULES_PATH = "/etc/karmada-hub/metadata-guard.rules"
+GUARD_SCRIPT_PATH = "/usr/local/sbin/karmada-hub-metadata-guard"
+GUARD_UNIT = "karmada-hub-metadata-guard.service"
+GUARD_UNIT_PATH = f"/etc/systemd/system/{GUARD_UNIT}"
+METADATA_ADDRESS = "169.254.169.254"
+"""Hetzner's metadata service: `/hetzner/v1/userdata` and `/hetzner/v1/metadata`, no token, no header
+(canonical/cloud-init `cloudinit/sources/DataSourceHetzner.py`)."""
+POD_CIDR = "10.42.0.0/16"
+SERVICE_CIDR = "10.43.0.0/16"
+GUARD_CHAIN = "KARMADA-HUB-METADATA"
+GUARD_OUTPUT_CHAIN = "KARMADA-HUB-METADATA-OUT"
+GUARD_HOOKS = (("raw", "PREROUTING", GUARD_CHAIN), ("mangle", "FORWARD", GUARD_CHAIN),
+               ("mangle", "INPUT", GUARD_CHAIN), ("mangle", "OUTPUT", GUARD_OUTPUT_CHAIN))
+"""Where the guard hooks in: a DROP in any table is final, and k3s' flannel, kube-proxy and kube-router
+only insert ACCEPTs into the filter and nat tables, so nothing k3s adds later can pre-empt these."""
 
 CA_FILES = (
     "server-ca",
@@ -116,8 +138,8 @@ def k3s_config(server: K3sServer) -> dict[str, object]:
         "advertise-address": server.private_ip,
         "tls-san": list(server.tls_sans),
         "disable": ["traefik", "servicelb"],
-        "cluster-cidr": "10.42.0.0/16",
-        "service-cidr": "10.43.0.0/16",
+        "cluster-cidr": POD_CIDR,
+        "service-cidr": SERVICE_CIDR,
         "cluster-dns": "10.43.0.10",
         "flannel-backend": "vxlan",
         "secrets-encryption": True,
@@ -255,11 +277,76 @@ def day_two_files(server: K3sServer) -> list[dict[str, str]]:
     return files
 
 
-SYSTEMD_UNIT = """[Unit]
+def metadata_guard_rules(pod_cidr: str = POD_CIDR) -> str:
+    """`iptables-restore --noflush` input: the guard's chains, flushed and refilled (idempotent).
+
+    - raw PREROUTING: a pod dialing the metadata address (forwarded, or local to the node);
+    - mangle FORWARD/INPUT: the same after a DNAT (a Service whose endpoint someone pointed at it);
+    - mangle OUTPUT: host processes that are not root (hostNetwork pods running as non-root among them).
+    A hostNetwork pod running as root is root on the host; PSA `restricted` forbids hostNetwork in the
+    program's namespaces. IPv4 only: the cluster has no IPv6 pod range and the service answers on v4 only.
+    """
+    meta = f"{METADATA_ADDRESS}/32"
+    return "\n".join([
+        "*raw",
+        f":{GUARD_CHAIN} - [0:0]",
+        f"-F {GUARD_CHAIN}",
+        f'-A {GUARD_CHAIN} -s {pod_cidr} -d {meta} -m comment --comment "karmada-hub: no pod reaches the '
+        'metadata service" -j DROP',
+        "COMMIT",
+        "*mangle",
+        f":{GUARD_CHAIN} - [0:0]",
+        f":{GUARD_OUTPUT_CHAIN} - [0:0]",
+        f"-F {GUARD_CHAIN}",
+        f"-F {GUARD_OUTPUT_CHAIN}",
+        f'-A {GUARD_CHAIN} -s {pod_cidr} -d {meta} -m comment --comment "karmada-hub: no pod reaches the '
+        'metadata service (after DNAT)" -j DROP',
+        f'-A {GUARD_OUTPUT_CHAIN} -d {meta} -m owner ! --uid-owner 0 -m comment --comment "karmada-hub: only '
+        'root on the host reads user-data" -j DROP',
+        "COMMIT",
+        "",
+    ])
+
+
+def metadata_guard_script(rules_path: str = GUARD_RULES_PATH) -> str:
+    """POSIX sh: load the rules, then make each hook jump to its chain first, once (safe to run again)."""
+    hooks = " ".join(f'"{table} {hook} {chain}"' for table, hook, chain in GUARD_HOOKS)
+    return f"""#!/bin/sh
+# karmada-hub metadata guard: keeps pods and non-root host processes away from {METADATA_ADDRESS}.
+set -eu
+rules="${{1:-{rules_path}}}"
+command -v iptables-restore >/dev/null || {{ echo "metadata-guard: iptables is not installed" >&2; exit 1; }}
+iptables-restore --noflush < "$rules"
+for hook in {hooks}; do
+  set -- $hook
+  iptables -w -t "$1" -C "$2" -j "$3" 2>/dev/null || iptables -w -t "$1" -I "$2" 1 -j "$3"
+done
+"""
+
+
+GUARD_UNIT_TEXT = f"""[Unit]
+Description=karmada-hub: keep pods away from the Hetzner metadata service
+DefaultDependencies=no
+Wants=network-pre.target
+Before=network-pre.target k3s.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart={GUARD_SCRIPT_PATH}
+
+[Install]
+WantedBy=multi-user.target
+RequiredBy=k3s.service
+"""
+
+
+SYSTEMD_UNIT = f"""[Unit]
 Description=k3s server (karmada-hub)
 Documentation=https://docs.k3s.io
 Wants=network-online.target
-After=network-online.target
+After=network-online.target {GUARD_UNIT}
+Requires={GUARD_UNIT}
 
 [Service]
 Type=notify
@@ -299,6 +386,9 @@ def user_data(server: K3sServer) -> str:
         _file(TOKEN_PATH, server.token + "\n", "0600"),
         _file(UNIT_PATH, SYSTEMD_UNIT, "0644"),
         _file(INSTALL_SCRIPT_PATH, install_script(server.k3s_version, server.k3s_sha256), "0700"),
+        _file(GUARD_RULES_PATH, metadata_guard_rules(), "0600"),
+        _file(GUARD_SCRIPT_PATH, metadata_guard_script(), "0700"),
+        _file(GUARD_UNIT_PATH, GUARD_UNIT_TEXT, "0644"),
     ]
     if server.ca is not None:
         for ca in CA_FILES:
@@ -310,7 +400,10 @@ def user_data(server: K3sServer) -> str:
     doc = {
         "package_update": False,
         "write_files": files,
-        "runcmd": [*runcmd, [INSTALL_SCRIPT_PATH]],
+        # The guard first: k3s (and every pod) starts only after the rules are in place; then the first server's
+        # join decision (it needs the network, not the metadata service), then k3s.
+        "runcmd": [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", GUARD_UNIT], *runcmd,
+                   [INSTALL_SCRIPT_PATH]],
     }
     return "#cloud-config\n" + dump(doc)
 

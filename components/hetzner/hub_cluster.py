@@ -1,13 +1,19 @@
 """HubCluster: the dedicated Hetzner k3s cluster the Karmada control plane runs on.
 
 One private network and subnet in one network zone, one spread placement group, an odd number of
-servers round-robin over the locations, a Cloud Firewall (SSH and 6443 only from the stack's CIDRs,
-cluster ports only from the private network) and an API load balancer on the private network with
-health-checked TCP services for k3s (6443) and the karmada-apiserver (5443 -> NodePort).
+servers round-robin over the locations, each with its own Primary IP (known before the server exists, so
+it is in the certificates), and a Cloud Firewall: SSH only from `sshCidrs`, k3s (6443) from `apiCidrs`, the
+karmada-apiserver's NodePort (32443) from `apiCidrs` and `karmadaCidrs`, cluster ports only from the
+private network. Those public addresses are the admin path: the Cloud Firewall filters them.
+
+The API load balancer is private by default (server joins, in-network clients): a Hetzner load balancer
+has no firewall, so its public interface would serve 6443 and 5443 to the whole internet. Only a stack
+that sets `hub.loadBalancer.worldReachable: true` gets it, labelled so the plan summary and the policy
+pack name it as world-reachable.
 
 The k3s CA set is generated here (pulumi_tls), so the admin kubeconfig and the secure join token
-are computed without SSH. An `ApiReadiness` gate waits for `/readyz` through the load balancer; the
-host `k8s.Provider` is created only after it, so nothing touches the API before it answers.
+are computed without SSH. An `ApiReadiness` gate waits for `/readyz` on the first server's public
+address; the host `k8s.Provider` is created only after it, so nothing touches the API before it answers.
 
 Day two (`changes.plan_hub` on what `live.read_deployed` reads from Hetzner): a server created while other
 hub servers exist joins them (never `cluster-init`), a `serverType` change resizes one server per `up` and
@@ -32,7 +38,10 @@ K3S_API_PORT = 6443
 KARMADA_API_PORT = 5443
 """Where the hub LB exposes the karmada-apiserver (its upstream secure port)."""
 KARMADA_API_NODE_PORT = 32443
-"""NodePort of the karmada-apiserver Service on the hub nodes; the LB's 5443 service targets it."""
+"""NodePort of the karmada-apiserver Service on the hub nodes: what members, CI and people dial on the servers'
+public addresses (behind the Cloud Firewall); the LB's 5443 service targets it too."""
+WORLD_REACHABLE_LABEL = "karmada-hub/world-reachable"
+"""On the API load balancer when the stack opted in to its public interface (policy rule api-lb-world-reachable)."""
 LB_PRIVATE_HOST_INDEX = 254
 SERVER_FIRST_HOST_INDEX = 11
 
@@ -68,6 +77,12 @@ def lb_private_ip(hub: HubConfig) -> str:
     return str(hub.network.subnet.network_address + LB_PRIVATE_HOST_INDEX)
 
 
+def karmada_api_cidrs(hub: HubConfig) -> list[str]:
+    """Who may reach the karmada-apiserver on the servers' public addresses (the firewall rule and the
+    NetworkPolicy's ipBlocks): the API CIDRs and the Pull members' egress CIDRs."""
+    return list(dict.fromkeys(str(c) for c in [*hub.firewall.api_cidrs, *hub.firewall.karmada_cidrs]))
+
+
 def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
     """Inbound rules; Hetzner firewalls deny all other inbound traffic once a rule exists."""
     ssh = [str(c) for c in hub.firewall.ssh_cidrs]
@@ -78,6 +93,9 @@ def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
                                 description="SSH from the stack's admin CIDRs"),
         hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port=str(K3S_API_PORT), source_ips=api,
                                 description="k3s API from the stack's API CIDRs"),
+        hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port=str(KARMADA_API_NODE_PORT),
+                                source_ips=karmada_api_cidrs(hub),
+                                description="karmada-apiserver from the API CIDRs and the Pull members' CIDRs"),
         hcloud.FirewallRuleArgs(direction="in", protocol="icmp", source_ips=["0.0.0.0/0", "::/0"],
                                 description="ICMP (path MTU discovery, ping)"),
     ]
@@ -98,9 +116,18 @@ class HubCluster(pulumi.ComponentResource):
     lb_private_ip: str
     api_endpoint: pulumi.Output[str]
     karmada_api_host: pulumi.Output[str]
+    server_ipv4s: list[pulumi.Output[str]]
+    """The servers' Primary IPs: the firewall-filtered admin path (and what members may allow-list)."""
+    karmada_api_ips: list[pulumi.Input[str]]
+    """Addresses the karmada-apiserver is dialed by from outside the cluster (its serving cert's IP SANs)."""
+    first_server_ipv4: pulumi.Output[str]
+    """What this program's own providers and readiness gates dial (no DNS needed on the first `up`)."""
 
-    def __init__(self, name: str, config: FleetConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, config: FleetConfig, dns_provider: pulumi.ProviderResource | None = None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """`dns_provider`: the DNS zone project's hcloud provider (hetzner/dns_provider.py) for the API record."""
         super().__init__("karmada-hub:index:HubCluster", name, None, opts)
+        self._dns_provider = dns_provider
         hub = config.hub
         assert hub is not None, "FleetConfig guarantees a hub section for roles that build one"
         child = pulumi.ResourceOptions(parent=self)
@@ -127,15 +154,18 @@ class HubCluster(pulumi.ComponentResource):
             for key in hub.ssh_keys
         ]
 
+        world = hub.load_balancer.world_reachable
         lb = hcloud.LoadBalancer(
             f"{name}-api-lb", name=f"{hub.name}-api", load_balancer_type=hub.load_balancer.type,
             location=hub.lb_location, algorithm=hcloud.LoadBalancerAlgorithmArgs(type="round_robin"),
-            labels=labels, opts=pulumi.ResourceOptions(parent=self, protect=hub.protect),
+            labels={**labels, **({WORLD_REACHABLE_LABEL: "true"} if world else {})},
+            opts=pulumi.ResourceOptions(parent=self, protect=hub.protect),
         )
         self.lb_private_ip = lb_private_ip(hub)
+        # No public interface unless the stack opted in: the LB has no firewall, apiCidrs would not apply to it.
         lb_net = hcloud.LoadBalancerNetwork(
             f"{name}-api-lb-network", load_balancer_id=lb.id.apply(int), subnet_id=subnet.id, ip=self.lb_private_ip,
-            enable_public_interface=hub.load_balancer.public_interface, opts=child,
+            enable_public_interface=world, opts=child,
         )
         hcloud.LoadBalancerTarget(
             f"{name}-api-lb-targets", load_balancer_id=lb.id.apply(int), type="label_selector",
@@ -152,14 +182,33 @@ class HubCluster(pulumi.ComponentResource):
                 opts=child,
             )
         self.lb_ipv4 = lb.ipv4
-        api_host = pulumi.Output.from_input(hub.api_dns_name) if hub.api_dns_name else lb.ipv4
+        # One Primary IP per server, made before the servers: the addresses go into tls-san and the
+        # karmada-apiserver's certificate, and survive a server's replacement (auto_delete off).
+        primary_ips = [
+            hcloud.PrimaryIp(
+                f"{name}-ipv4-{index}", name=f"{hub.name}-cp-{index}-ipv4", type="ipv4",
+                location=hub.server_location(index), assignee_type="server", auto_delete=False,
+                delete_protection=hub.protect, labels=labels,
+                opts=pulumi.ResourceOptions(parent=self, protect=hub.protect))
+            for index in range(hub.servers)
+        ]
+        self.server_ipv4s = [ip.ip_address for ip in primary_ips]
+        self.first_server_ipv4 = self.server_ipv4s[0]
+        api_host = pulumi.Output.from_input(hub.api_dns_name) if hub.api_dns_name else self.first_server_ipv4
         self.karmada_api_host = api_host
         self.api_endpoint = api_host.apply(lambda h: f"https://{h}:{K3S_API_PORT}")
+        # Clients reach the karmada-apiserver by the API name when there is one (the program's own clients verify
+        # the in-cluster name: pki_spec.APISERVER_IN_CLUSTER_NAME), so server addresses are SANs only without it.
+        self.karmada_api_ips = [*([] if hub.api_dns_name else self.server_ipv4s), self.lb_private_ip,
+                                *([lb.ipv4] if world else [])]
 
         # --- the k3s CA set, generated up front (k3s uses it as-is on the first server's first start)
         # hub.protect: a deleted or replaced CA key is a new trust root for every server and kubeconfig
         cas = {ca: tls.ca(f"{name}-{short}", f"{short}@karmada-hub", hours_ca, protected)
                for ca, short in K3S_CA_NAMES.items()}
+        self.client_ca = cas["client-ca"]
+        """Signs the host cluster's client certificates (the admin's here, each region stack's in roles.hub)."""
+        self.server_ca_pem = cas["server-ca"].cert_pem
         service_key = tls.private_key(f"{name}-service-account", child)
         admin = tls.leaf(f"{name}-admin", cas["client-ca"], "system:admin", tls.USES["client"], hours_leaf, child,
                          organization="system:masters")
@@ -170,7 +219,7 @@ class HubCluster(pulumi.ComponentResource):
             pulumi.Output.all(cas["server-ca"].cert_pem, password.result).apply(
                 lambda a: cloud_init.join_token(a[0], a[1]))
         )
-        tls_sans = [lb.ipv4, pulumi.Output.from_input(self.lb_private_ip)]
+        tls_sans = [*self.server_ipv4s, pulumi.Output.from_input(self.lb_private_ip), *([lb.ipv4] if world else [])]
         if hub.api_dns_name:
             tls_sans.append(pulumi.Output.from_input(hub.api_dns_name))
 
@@ -207,7 +256,8 @@ class HubCluster(pulumi.ComponentResource):
                 location=server_plan.location, placement_group_id=placement.id.apply(int),
                 ssh_keys=[k.name for k in ssh_keys], firewall_ids=[firewall.id.apply(int)], labels=node_labels,
                 user_data=user_data,
-                public_nets=[hcloud.ServerPublicNetArgs(ipv4_enabled=True, ipv6_enabled=True)],
+                public_nets=[hcloud.ServerPublicNetArgs(ipv4_enabled=True, ipv4=primary_ips[index].id.apply(int),
+                                                        ipv6_enabled=True)],
                 networks=[hcloud.ServerNetworkArgs(network_id=network.id.apply(int), ip=ip, alias_ips=[])],
                 # keep_disk: a resize keeps the disk size, so it can be undone (Hetzner cannot shrink a disk)
                 shutdown_before_deletion=True, delete_protection=hub.protect, rebuild_protection=hub.protect,
@@ -226,14 +276,15 @@ class HubCluster(pulumi.ComponentResource):
                 endpoint, cas["server-ca"].cert_pem, admin.cert_pem, admin.key_pem,
             ).apply(lambda a: kubeconfig(hub.name, a[0], a[1], a[2], a[3])))
 
-        # People and region stacks dial the DNS name; this program dials the LB address, which is in the
-        # certificate too and needs no DNS record to exist (or to have propagated) on the first `up`.
+        # People and region stacks dial the DNS name (every server's address); this program dials the first
+        # server's Primary IP, which is in the certificate too, is filtered by the same firewall (the machine
+        # running `pulumi up` must be inside apiCidrs) and needs no DNS record on the first `up`.
         self.kubeconfig = admin_kubeconfig(self.api_endpoint)
-        by_address = admin_kubeconfig(lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}"))
-        self._api_record(name, config, lb.ipv4)
+        by_address = admin_kubeconfig(self.first_server_ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}"))
+        self._api_record(name, config, self.server_ipv4s)
         self.readiness = ApiReadiness(
             f"{name}-api-ready",
-            url=lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}/readyz"),
+            url=self.first_server_ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}/readyz"),
             ca_pem=cas["server-ca"].cert_pem, client_cert_pem=admin.cert_pem, client_key_pem=admin.key_pem,
             kubeconfig=by_address, timeout_seconds=1200,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*servers, lb_net]),
@@ -242,10 +293,14 @@ class HubCluster(pulumi.ComponentResource):
             "k8s-host", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
             delete_unreachable=False, opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),
         )
-        api_url = lb.ipv4.apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}")
+        # Each node's gate asks another server's API (the one waited for may be the one that was powered off).
+        def api_url(index: int) -> pulumi.Output[str]:
+            other = self.server_ipv4s[(index + 1) % len(self.server_ipv4s)]
+            return pulumi.Output.from_input(other).apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}")
+
         self.node_gates = [
             NodeReadiness(
-                f"{name}-node-{p.index}-ready", api_url=api_url, node=p.name, trigger=p.server_type,
+                f"{name}-node-{p.index}-ready", api_url=api_url(p.index), node=p.name, trigger=p.server_type,
                 ca_pem=cas["server-ca"].cert_pem, client_cert_pem=admin.cert_pem, client_key_pem=admin.key_pem,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[server, self.readiness]),
             )
@@ -254,20 +309,23 @@ class HubCluster(pulumi.ComponentResource):
         self.servers = servers
         self.register_outputs({
             "apiEndpoint": self.api_endpoint, "lbIpv4": self.lb_ipv4, "lbPrivateIp": self.lb_private_ip,
+            "serverIpv4s": self.server_ipv4s,
             "kubeconfig": self.kubeconfig, "servers": [s.name for s in servers],
         })
 
-    def _api_record(self, name: str, config: FleetConfig, lb_ipv4: pulumi.Output[str]) -> hcloud.ZoneRrset | None:
-        """`hub.apiDnsName` -> the API LB, when the name lies in the zone the stack manages (`dns.domain`).
-        Any other name is the operator's to create (docs/runbooks/first-deploy.md)."""
+    def _api_record(self, name: str, config: FleetConfig,
+                    addresses: list[pulumi.Output[str]]) -> hcloud.ZoneRrset | None:
+        """`hub.apiDnsName` -> every server's Primary IP (clients try each address in turn), when the name lies
+        in the zone the stack manages (`dns.domain`). Any other name is the operator's to create
+        (docs/runbooks/first-deploy.md)."""
         hub, dns = config.hub, config.dns
         assert hub is not None
         relative = api_record_name(hub.api_dns_name, dns.domain if dns else None)
         if relative is None or dns is None:
             return None
         return hcloud.ZoneRrset(f"{name}-api-record", zone=dns.domain, name=relative, type="A", ttl=dns.ttl,
-                                records=[hcloud.ZoneRrsetRecordArgs(value=lb_ipv4)],
-                                opts=pulumi.ResourceOptions(parent=self))
+                                records=[hcloud.ZoneRrsetRecordArgs(value=ip) for ip in addresses],
+                                opts=pulumi.ResourceOptions(parent=self, provider=self._dns_provider))
 
 
 def api_record_name(api_dns_name: str | None, zone: str | None) -> str | None:

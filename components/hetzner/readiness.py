@@ -16,13 +16,16 @@ TLS server.
 
 from __future__ import annotations
 
+import http.client
 import os
+import socket
 import ssl
 import tempfile
 import time
 import urllib.error
 import urllib.request
 from typing import Any
+from urllib.parse import urlsplit
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider
@@ -46,6 +49,36 @@ def _ssl_context(ca_pem: str, cert_pem: str | None, key_pem: str | None) -> ssl.
     return context
 
 
+class _NamedConnection(http.client.HTTPSConnection):
+    """HTTPS to an address, verifying the certificate for `server_name` (SNI and hostname check)."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext, timeout: float, server_name: str) -> None:
+        super().__init__(host, port, context=context, timeout=timeout)
+        self._tls_context = context
+        self._server_name = server_name
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._tls_context.wrap_socket(sock, server_hostname=self._server_name)
+
+
+def _get(url: str, context: ssl.SSLContext, timeout: float, server_name: str | None) -> tuple[int, str]:
+    if server_name is None:
+        try:
+            with urllib.request.urlopen(url, context=context, timeout=timeout) as resp:
+                return resp.status, resp.read(64).decode(errors="replace").strip()
+        except urllib.error.HTTPError as exc:
+            return exc.code, ""
+    parts = urlsplit(url)
+    conn = _NamedConnection(parts.hostname or "", parts.port or 443, context, timeout, server_name)
+    try:
+        conn.request("GET", parts.path or "/")
+        resp = conn.getresponse()
+        return resp.status, resp.read(64).decode(errors="replace").strip()
+    finally:
+        conn.close()
+
+
 def wait_ready(
     url: str,
     ca_pem: str,
@@ -54,21 +87,20 @@ def wait_ready(
     timeout_seconds: float = 900,
     interval_seconds: float = 5,
     request_timeout_seconds: float = 5,
+    server_name: str | None = None,
 ) -> float:
-    """Poll `url` until it returns HTTP 200 with body `ok`; return the seconds waited or raise NotReady."""
+    """Poll `url` until it returns HTTP 200 with body `ok`; return the seconds waited or raise NotReady.
+    `server_name`: verify the certificate for this name instead of the URL's host (an address it does not list)."""
     context = _ssl_context(ca_pem, cert_pem, key_pem)
     start = time.monotonic()
     last = "no answer yet"
     while True:
         try:
-            with urllib.request.urlopen(url, context=context, timeout=request_timeout_seconds) as resp:
-                body = resp.read(64).decode(errors="replace").strip()
-                if resp.status == 200 and body == "ok":
-                    return time.monotonic() - start
-                last = f"HTTP {resp.status} {body!r}"
-        except urllib.error.HTTPError as exc:
-            last = f"HTTP {exc.code}"
-        except (urllib.error.URLError, OSError, ssl.SSLError) as exc:
+            status, body = _get(url, context, request_timeout_seconds, server_name)
+            if status == 200 and body == "ok":
+                return time.monotonic() - start
+            last = f"HTTP {status}" + (f" {body!r}" if body else "")
+        except (urllib.error.URLError, OSError, ssl.SSLError, http.client.HTTPException) as exc:
             last = str(getattr(exc, "reason", exc))
         elapsed = time.monotonic() - start
         if elapsed + interval_seconds > timeout_seconds:
@@ -80,7 +112,7 @@ class _ReadinessProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         waited = wait_ready(
             props["url"], props["caPem"], props.get("clientCertPem"), props.get("clientKeyPem"),
-            timeout_seconds=float(props["timeoutSeconds"]),
+            timeout_seconds=float(props["timeoutSeconds"]), server_name=props.get("serverName") or None,
         )
         return CreateResult(id_=props["url"], outs={**props, "waitedSeconds": round(waited, 1)})
 
@@ -107,6 +139,7 @@ class ApiReadiness(Resource):
         kubeconfig: pulumi.Input[str],
         timeout_seconds: int = 900,
         opts: pulumi.ResourceOptions | None = None,
+        server_name: str | None = None,
     ) -> None:
         super().__init__(
             _ReadinessProvider(),
@@ -118,6 +151,7 @@ class ApiReadiness(Resource):
                 "clientKeyPem": pulumi.Output.secret(client_key_pem),
                 "kubeconfig": pulumi.Output.secret(kubeconfig),
                 "timeoutSeconds": timeout_seconds,
+                **({"serverName": server_name} if server_name else {}),
                 "waitedSeconds": None,
             },
             pulumi.ResourceOptions.merge(

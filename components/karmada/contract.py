@@ -126,6 +126,9 @@ BUILTIN_RBAC: tuple[dict[str, Any], ...] = (
                {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
                {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
                {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}]},
+    {"kind": "ClusterRole", "metadata": {"name": "system:node-bootstrapper"},
+     "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"],
+                "verbs": ["create", "get", "list", "watch"]}]},
     {"kind": "RoleBinding", "metadata": {"name": "system::extension-apiserver-authentication-reader",
                                          "namespace": "kube-system"},
      "roleRef": {"kind": "Role", "name": "extension-apiserver-authentication-reader"},
@@ -305,7 +308,8 @@ ETCD_PREPARE = Contract(
     upstream="this program, on python:3.12, against etcd-io/etcd v3.6.6 (and 3.4.23 in the tests)",
     match=Match(script="etcd_member_prepare.py"),
     rendered_by="components/karmada/manifests.py etcd_statefulset, flags/etcd.py etcd_prepare_args",
-    env=(EnvVar("POD_NAME", True, "expanded by kubelet into --name and the advertise URLs after `--`", _PREPARE),),
+    env=(EnvVar("POD_NAME", True, "expanded by kubelet into --name and the advertise URLs after `--`", _PREPARE),
+         EnvVar("POD_IP", True, "expanded by kubelet into --listen-metrics-urls after `--`", _PREPARE)),
     files=(
         FileFlag("config-file", "write", "etcd's config file, derived from the etcd flags after `--`", _PREPARE),
         FileFlag("client-cert", "read", "a SAN-less client cert of the etcd CA (member API, peer /members)",
@@ -791,8 +795,9 @@ AGENT = Contract(
         Listener("metrics", "HTTP", "metrics-bind-address", "hostport", ":8080", (Served("/metrics", True),), METRICS),
     ),
     connections=(
-        Connection(APISERVER_TO, "5443", "HTTPS (client cert CN system:karmada:agent:<cluster>)",
-                   "--karmada-kubeconfig (the hub's public API name or LB address)",
+        Connection(APISERVER_TO, "32443", "HTTPS (client cert CN system:karmada:agent:<cluster>)",
+                   "--karmada-kubeconfig (written by the join: the hub's karmadaApiEndpoint, the API name on the "
+                   "hub servers' addresses, karmada-apiserver's NodePort)",
                    "registration, Cluster status and lease, Works of its execution namespace", _AGENT,
                    resolve=from_kubeconfig("karmada-kubeconfig")),
         Connection("member kube-apiserver", "443", "HTTPS (service account token)", "in-cluster",
@@ -807,15 +812,17 @@ AGENT = Contract(
             k("pkg/util/helper/status.go", "UpdateStatus"), names=("<cluster>",)),
         Use("karmada", "", "namespaces", ("get",), k("pkg/util/namespace.go", "EnsureNamespaceExist"),
             names=("karmada-cluster",)),
-        Use("karmada", "", "secrets", ("create",), k("pkg/util/secret.go", "CreateSecret"),
-            namespace="karmada-cluster"),
-        Use("karmada", "", "secrets", ("get", "patch"), k("pkg/util/secret.go", "PatchSecret"),
-            namespace="karmada-cluster", names=("<cluster>", "<cluster>-impersonator")),
-        Use("karmada", "coordination.k8s.io", "leases", ("get", "create", "update"),
+        Use("karmada", "coordination.k8s.io", "leases", ("get", "update"),
+            k("pkg/controllers/status/cluster_status_controller.go", "initLeaseController"),
+            namespace="karmada-cluster", names=("<cluster>",)),
+        Use("karmada", "coordination.k8s.io", "leases", ("create",),
             k("pkg/controllers/status/cluster_status_controller.go", "initLeaseController"),
             namespace="karmada-cluster"),
-        Use("karmada", "coordination.k8s.io", "leases", ("get", "create", "update"), _AGENT,
-            namespace="karmada-system"),
+        Use("karmada", "coordination.k8s.io", "leases", ("get", "update"), _AGENT, namespace="karmada-system",
+            names=("karmada-agent-<cluster>",)),
+        Use("karmada", "coordination.k8s.io", "leases", ("create",), _AGENT, namespace="karmada-system"),
+        Use("karmada", "certificates.k8s.io", "certificatesigningrequests", ("create", "get"),
+            k("pkg/controllers/certificate/cert_rotation_controller.go", "createCSRInControlPlane")),
         Use("karmada", "", "events", ("create", "patch", "update"), _AGENT),
         Use("karmada", "work.karmada.io", "works", ("get", "list", "watch", "create", "update", "delete"),
             k("pkg/controllers/execution/execution_controller.go"), namespace="karmada-es-<cluster>"),
@@ -832,10 +839,6 @@ AGENT = Contract(
     makes=(
         Makes("karmada", "Cluster", "<cluster>", True, "at start: create, or update when its spec differs (spec.id = "
               "the member's kube-system UID)", _REGISTER),
-        Makes("karmada", "Secret", "<cluster>", True, "at start (KubeCredentials), ownerReference to the Cluster",
-              k("pkg/util/credential.go", "RegisterClusterInControllerPlane"), namespace="karmada-cluster"),
-        Makes("karmada", "Secret", "<cluster>-impersonator", True, "at start (KubeImpersonator)",
-              k("pkg/util/credential.go", "RegisterClusterInControllerPlane"), namespace="karmada-cluster"),
         Makes("karmada", "Lease", "<cluster>", True, "cluster heartbeat", k("pkg/util/clusterlease.go"),
               namespace="karmada-cluster"),
         Makes("karmada", "Lease", "karmada-agent-<cluster>", True, "leader election", _AGENT,
@@ -844,19 +847,14 @@ AGENT = Contract(
               k("pkg/util/namespace.go", "EnsureNamespaceExist")),
         Makes("member", "Namespace", "karmada-cluster", False, "at start if missing", k("pkg/util/credential.go",
                                                                                        "ObtainCredentialsFromMemberCluster")),
-        Makes("member", "ServiceAccount", "karmada-impersonator", True, "at start", k("pkg/util/credential.go"),
-              namespace="karmada-cluster"),
-        Makes("member", "ServiceAccount", "karmada-<cluster>", True, "at start", k("pkg/util/credential.go"),
-              namespace="karmada-cluster"),
-        Makes("member", "ClusterRole", "karmada-controller-manager:karmada-<cluster>", True, "at start",
-              k("pkg/util/credential.go")),
-        Makes("member", "ClusterRoleBinding", "karmada-controller-manager:karmada-<cluster>", True, "at start",
-              k("pkg/util/credential.go")),
     ),
     expects=(
-        Expects("its hub RBAC (ClusterRole, agent-secret Role in karmada-cluster, agent-work Role in "
-                "karmada-es-<cluster>) before it starts: registration fails (exit) without it",
-                "the plan (member_docs.pull_hub_objects)", _AGENT),
+        Expects("its hub RBAC (ClusterRole, agent-lease Role in karmada-cluster, agent-leader Role in "
+                "karmada-system, agent-work Role in karmada-es-<cluster>) before it starts: registration fails "
+                "(exit) without it", "the hub stack (member_docs.pull_hub_objects)", _AGENT),
+        Expects("Secret `karmada-system/karmada-kubeconfig` (key `karmada-kubeconfig`, a client certificate for "
+                "CN system:karmada:agent:<cluster>): the pods wait for the mount", "the join Job (pull-join)",
+                k("pkg/controllers/certificate/cert_rotation_controller.go", "KarmadaKubeconfigName")),
         Expects("no Cluster of its name with another spec.id (else `the cluster ID ... or the cluster name ... has "
                 "been registered`, exit)", "nobody: the agent makes it", k("pkg/util/cluster.go",
                                                                            "ClusterRegisterOption.Validate")),
@@ -868,8 +866,13 @@ AGENT = Contract(
              "starts); then NewManager (health listen), informer sync, Start", _AGENT),
     ),
     facts=(
-        Fact("`certRotation` is off unless --controllers names it; its CSR verbs are not needed then",
+        Fact("`certRotation` is off unless --controllers names it (the plan does: `*,certRotation`); it renews the "
+             "certificate through a CSR with the old subject when a fifth of its life is left and rewrites the "
+             "member's `karmada-system/karmada-kubeconfig` (get, update: the member service account)",
              k("cmd/agent/app/agent.go", "controllersDisabledByDefault")),
+        Fact("`--report-secrets=None`: no member credential or impersonator ServiceAccount, Secret or ClusterRole "
+             "is made, and nothing is written to the hub's karmada-cluster Secrets (the karmada-cluster namespace "
+             "is still ensured on both sides)", k("pkg/util/credential.go", "ObtainCredentialsFromMemberCluster")),
         Fact("the agent has no flag for Cluster labels", k("cmd/agent/app/options/options.go", "Options.AddFlags")),
         Fact("two replicas register before leader election: on a first start the loser of the create race gets "
              "AlreadyExists and exits once", _REGISTER),

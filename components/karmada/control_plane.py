@@ -1,10 +1,12 @@
 """KarmadaPki and KarmadaControlPlane: the Karmada control plane in HA on the hub's host cluster.
 
 `KarmadaPki` turns `pki_spec` into pulumi_tls resources (three CAs, per-component leaves, the
-service-account key pair); the apiserver's serving cert also carries the hub LB address and name.
+service-account key pair); the apiserver's serving cert also carries the servers' public addresses, the LB's
+private address (and its public one when world-reachable) and the API DNS name.
 `KarmadaControlPlane` applies etcd and every component (flags from `flags`, objects from
-`manifests`), exposes the karmada-apiserver through the hub LB, waits for its `/readyz` there and
-only then creates the `k8s-karmada` provider the bootstrap and the members use.
+`manifests`), exposes the karmada-apiserver on a NodePort of every server (behind the Cloud Firewall; the
+LB's 5443 targets it too), waits for its `/readyz` on the first server's public address and only then
+creates the `k8s-karmada` provider the bootstrap and the members use.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from components.config import FleetConfig
-from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, KARMADA_API_PORT, HubCluster
+from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, HubCluster
 from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec, workloads
 from components.karmada.bootstrap import descheduler_rbac
@@ -44,8 +46,8 @@ class KarmadaPki(pulumi.ComponentResource):
     clients: dict[str, tls.KeyPair]
     ca: tls.KeyPair
 
-    def __init__(self, name: str, config: FleetConfig, lb_ipv4: pulumi.Input[str], dns_names: Sequence[str],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, config: FleetConfig, api_ips: Sequence[pulumi.Input[str]],
+                 dns_names: Sequence[str], opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karmada-hub:index:KarmadaPki", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         pki = config.karmada.pki
@@ -65,7 +67,7 @@ class KarmadaPki(pulumi.ComponentResource):
                                     etcd_replicas=config.karmada.etcd.replicas)
         self.leaves: dict[str, tls.KeyPair] = {}
         for spec in specs:
-            extra_ips: list[pulumi.Input[str]] = [lb_ipv4] if spec.name == "apiserver" else []
+            extra_ips: list[pulumi.Input[str]] = list(api_ips) if spec.name == "apiserver" else []
             pair = tls.leaf(
                 f"{name}-{spec.name}", cas[spec.signer], spec.common_name, spec.usages, pki.leaf_validity_hours,
                 child, organization=spec.organization[0] if spec.organization else None,
@@ -101,13 +103,14 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         assert config.hub is not None
         dns_names = [config.hub.api_dns_name] if config.hub.api_dns_name else []
         host = pulumi.ResourceOptions(parent=self, provider=hub.provider, depends_on=[hub.readiness])
-        self.pki = KarmadaPki(f"{name}-pki", config, hub.lb_ipv4, dns_names,
+        self.pki = KarmadaPki(f"{name}-pki", config, hub.karmada_api_ips, dns_names,
                               opts=pulumi.ResourceOptions(parent=self))
         pki = self.pki
 
         # hub.protect: deleting the control-plane namespace deletes etcd's claims and every component
         ns = apply("host", manifests.namespace(), pulumi.ResourceOptions.merge(
             host, pulumi.ResourceOptions(protect=config.hub.protect)))
+        self.namespace = ns
         host_ns = pulumi.ResourceOptions.merge(host, pulumi.ResourceOptions(depends_on=[hub.readiness, ns]))
 
         enc_key = random.RandomBytes(f"{name}-encryption-key", length=32, opts=pulumi.ResourceOptions(parent=self))
@@ -185,22 +188,27 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                                                                             flags.APISERVER_PORT)},
                                         node_ports={"https": KARMADA_API_NODE_PORT}), host_ns)
 
-        external = hub.karmada_api_host.apply(lambda h: f"https://{h}:{KARMADA_API_PORT}")
+        external = hub.karmada_api_host.apply(lambda h: f"https://{h}:{KARMADA_API_NODE_PORT}")
         self.admin_kubeconfig = pulumi.Output.secret(pulumi.Output.all(
             external, pki.ca.cert_pem, pki.admin.cert_pem, pki.admin.key_pem,
         ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
-        # The program's own provider dials the LB address (in the cert's SANs): no dependency on DNS.
+        # The program's own provider and readiness gate dial the first server's address (behind the same firewall,
+        # no dependency on DNS) and verify the certificate for the in-cluster name every serving cert lists, so
+        # the server addresses need not be SANs and adding a server replaces no certificate.
+        verify = pki_spec.APISERVER_IN_CLUSTER_NAME
         by_address = pulumi.Output.secret(pulumi.Output.all(
-            hub.lb_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_PORT}"), pki.ca.cert_pem, pki.admin.cert_pem,
+            hub.first_server_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_NODE_PORT}"), pki.ca.cert_pem,
+            pki.admin.cert_pem,
             pki.admin.key_pem,
-        ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3])))
+        ).apply(lambda a: kubeconfig("karmada", a[0], a[1], a[2], a[3], tls_server_name=verify)))
         self.readiness = ApiReadiness(
             f"{name}-apiserver-ready",
-            url=hub.lb_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_PORT}/readyz"),
+            url=hub.first_server_ipv4.apply(lambda ip: f"https://{ip}:{KARMADA_API_NODE_PORT}/readyz"),
             ca_pem=pki.ca.cert_pem, client_cert_pem=pki.admin.cert_pem, client_key_pem=pki.admin.key_pem,
-            kubeconfig=by_address, timeout_seconds=900,
+            kubeconfig=by_address, timeout_seconds=900, server_name=verify,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[apiserver]),
         )
+        self.provider_kubeconfig = self.readiness.kubeconfig
         self.provider = k8s.Provider(
             "k8s-karmada", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),

@@ -179,7 +179,8 @@ def service(name: str, ports: Mapping[str, tuple[int, int]], namespace: str = fl
         # Peers must resolve each other before they are Ready, or a fresh 3-member etcd never forms.
         spec.update({"clusterIP": "None", "publishNotReadyAddresses": True})
     elif node_ports:
-        spec.update({"type": "NodePort", "externalTrafficPolicy": "Cluster"})
+        # Local: no SNAT, so the NetworkPolicy sees the real client address (and every server runs a replica).
+        spec.update({"type": "NodePort", "externalTrafficPolicy": "Local"})
     else:
         spec["type"] = "ClusterIP"
     return {"apiVersion": "v1", "kind": "Service",
@@ -246,7 +247,7 @@ def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_cla
         "imagePullPolicy": "IfNotPresent",
         "command": agent_script.command(ETCD_PREPARE_SCRIPT),
         "args": prepare_args,
-        "env": [*_POD_ENV[:1], *agent_script.ENV],
+        "env": [*_POD_ENV, *agent_script.ENV],  # kubelet expands $(POD_NAME)/$(POD_IP) in the etcd flags it carries
         "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
         "securityContext": container_security_context(True),
         "volumeMounts": [

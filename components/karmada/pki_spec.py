@@ -113,6 +113,10 @@ def _svc(name: str, namespace: str, cluster_domain: str) -> tuple[str, ...]:
     return (f"{name}.{namespace}", f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.{cluster_domain}")
 
 
+APISERVER_IN_CLUSTER_NAME = f"{APISERVER_SERVICE}.{NAMESPACE}.svc"
+"""A name every karmada-apiserver serving certificate lists whatever the hub's addresses: what the program's own
+clients verify when they dial a server's address (`tls-server-name`), so adding servers changes no certificate."""
+
 _LOCAL_DNS = ("localhost",)
 _LOCAL_IPS = ("127.0.0.1",)
 

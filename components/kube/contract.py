@@ -49,17 +49,21 @@ class Fact:
 
 @dataclass(frozen=True)
 class Match:
-    """How a rendered container is recognised: its command's binary, or the agents/ script it runs, or its image."""
+    """How a rendered container is recognised: its command's binary, or the agents/ script it runs (and, for a
+    script with subcommands, its first argument), or its image."""
 
     command: str | None = None
     script: str | None = None
     image: str | None = None
+    subcommand: str | None = None
 
     def matches(self, container: Mapping[str, object]) -> bool:
         command = [str(c) for c in container.get("command") or []]  # type: ignore[attr-defined]
         image = str(container.get("image", ""))
         if self.script is not None:
-            return any(c.endswith("/" + self.script) for c in command)
+            args = [str(a) for a in container.get("args") or []]  # type: ignore[attr-defined]
+            return any(c.endswith("/" + self.script) for c in command) and (
+                self.subcommand is None or args[:1] == [self.subcommand])
         if self.command is not None:
             return bool(command) and command[0].rsplit("/", 1)[-1] == self.command
         return self.image is not None and image.split("@")[0].rsplit(":", 1)[0] == self.image
@@ -183,8 +187,10 @@ class Use:
     names: tuple[str, ...] = ()
     credential: str = "kubeconfig"
     """`kubeconfig` (the file of the component's kubeconfig flag), `serviceaccount` (in-cluster token of the
-    pod's service account), `client-cert` (the cert file flag), or `member-admin` (a member's CAPI kubeconfig,
-    not checkable offline)."""
+    pod's service account), `client-cert` (the cert file flag), `bootstrap-token` (key `token` of the Secret its
+    `--bootstrap-secret` names, read through its own cluster's API: the kube-apiserver's bootstrap token
+    authenticator maps `<id>.<secret>` to user `system:bootstrap:<id>`, groups `system:bootstrappers` and the
+    token Secret's `auth-extra-groups`), or `member-admin` (a member's CAPI kubeconfig, not checkable offline)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +248,9 @@ class View(Protocol):
     def flag(self, name: str | None) -> str | None: ...
     def env(self, name: str | None) -> str | None: ...
     def file(self, path: str) -> str | None: ...
+    def api_secret(self, name: str | None, key: str) -> str | None:
+        """A key of a Secret the container reads through its own cluster's API, in its own namespace."""
+        ...
     def clusters(self) -> Sequence[tuple[str, str]]: ...
     def objects(self, api: str, kind: str) -> Sequence[Mapping[str, object]]: ...
 

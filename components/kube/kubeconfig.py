@@ -18,8 +18,11 @@ def kubeconfig(
     client_cert_pem: str | None = None,
     client_key_pem: str | None = None,
     token: str | None = None,
+    tls_server_name: str | None = None,
 ) -> str:
-    """A kubeconfig for `server`, authenticating with a client certificate or a bearer token."""
+    """A kubeconfig for `server`, authenticating with a client certificate or a bearer token. `tls_server_name`:
+    verify the server's certificate for this name instead of the URL's host (client-go clientcmd
+    `tls-server-name`, e.g. when dialling an address the certificate does not list)."""
     if (client_cert_pem is None) != (client_key_pem is None):
         raise ValueError("client_cert_pem and client_key_pem go together")
     if token is None and client_cert_pem is None:
@@ -33,7 +36,8 @@ def kubeconfig(
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": _b64(ca_pem)}}],
+        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": _b64(ca_pem),
+                                                **({"tls-server-name": tls_server_name} if tls_server_name else {})}}],
         "users": [{"name": f"{name}-admin", "user": user}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": f"{name}-admin"}}],
         "current-context": name,

@@ -25,6 +25,11 @@ from typing import Any
 SECRETS_ANNOTATION = "karmada-hub.io/secrets"
 """Comma-separated, sorted names of the Secrets the pods mount: what the checksum covers."""
 CHECKSUM_ANNOTATION = "karmada-hub.io/secrets-sha256"
+ELSEWHERE_ANNOTATION = "karmada-hub.io/secrets-written-elsewhere"
+"""Comma-separated names of mounted Secrets the component applying the workload does not write, so no checksum
+can cover them: a Pull agent's kubeconfig (its join Job writes it in the member; the `karmada-agent-restart`
+CronJob rolls the agent when its certificate is renewed) and an estimator's member kubeconfig (the region stack
+writes it; it changes only when its reader token is rotated, and the runbook restarts the estimator then)."""
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "CronJob")
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -61,6 +66,18 @@ def mounted_secrets(pod_spec: Mapping[str, Any]) -> list[str]:
     return sorted(names)
 
 
+def written_elsewhere(template: Mapping[str, Any]) -> list[str]:
+    """The mounted Secrets a pod template declares as written elsewhere (ELSEWHERE_ANNOTATION)."""
+    value = ((template.get("metadata") or {}).get("annotations") or {}).get(ELSEWHERE_ANNOTATION, "")
+    return sorted(n for n in value.split(",") if n)
+
+
+def checksummed_secrets(template: Mapping[str, Any]) -> list[str]:
+    """What the checksum covers: every mounted Secret but those written elsewhere."""
+    elsewhere = set(written_elsewhere(template))
+    return [n for n in mounted_secrets(template.get("spec") or {}) if n not in elsewhere]
+
+
 def secret_content(secret: Mapping[str, Any]) -> dict[str, bytes]:
     """What a pod sees of a Secret: `data` decoded, `stringData` on top (as the API server merges them)."""
     content = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
@@ -94,7 +111,7 @@ def require_exact(obj: Mapping[str, Any], names: Iterable[str]) -> list[str]:
     template = pod_template(obj)
     if template is None:
         raise ValueError(f"{obj.get('kind')} {obj.get('metadata', {}).get('name')} has no pod template")
-    mounted = mounted_secrets(template.get("spec") or {})
+    mounted = checksummed_secrets(template)
     given = sorted(set(names))
     if mounted != given:
         raise ValueError(f"{obj['kind']} {obj['metadata']['name']} mounts Secrets {mounted}, checksum given for "

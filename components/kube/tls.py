@@ -105,3 +105,21 @@ def leaf(
 
 def public_key_pem(pair: KeyPair) -> pulumi.Output[str]:
     return pair.key.public_key_pem
+
+
+def sign_csr(name: str, signer: KeyPair, cert_request_pem: pulumi.Input[str], uses: Sequence[str], hours: int,
+             opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
+    """A certificate for somebody else's key: `signer` signs the CSR as is (its subject and SANs), the key stays
+    wherever the CSR was made. Returns the certificate PEM (public)."""
+    cert = tls.LocallySignedCert(
+        name,
+        cert_request_pem=cert_request_pem,
+        ca_cert_pem=signer.cert_pem,
+        ca_private_key_pem=signer.key_pem,
+        validity_period_hours=hours,
+        early_renewal_hours=cert_schedule.renewal_hours(name, hours, ca=False),
+        allowed_uses=list(uses),
+        set_subject_key_id=True,
+        opts=opts,
+    )
+    return cert.cert_pem

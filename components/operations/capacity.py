@@ -17,7 +17,6 @@ A hub that does not fit is refused with the smallest server count and the smalle
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from components.karmada import manifests, workloads
 from components.kube import agent_script
 from components.kube.quantity import parse_quantity
 from components.operations import etcd_backup_docs, etcd_maintenance_docs, k3s_upgrade_docs, monitoring_docs
+from components.operations.region_intents import fleet_members, region_intents
 from components.traffic import docs as traffic_docs
 from components.traffic import failover_docs, refresher_docs
 
@@ -107,12 +107,14 @@ def pods_of(doc: Mapping[str, Any], part: str) -> Pods:
 
 
 def estimator_members(config: FleetConfig) -> list[str]:
-    """Members whose scheduler-estimator this stack runs on the hub's host cluster (region stacks run theirs on
-    the hub they reference, all-in-one stacks on their own)."""
-    members = [m for m in config.members if m.scheduler_estimator]
+    """Members whose scheduler-estimator this stack runs on the hub's host cluster: an all-in-one stack's own; a
+    hub stack's region stacks' members (read from their stack files: the hub owns the estimator workloads,
+    components/fleet/registry.py, so it counts every region's at once); none for a region stack, which writes
+    only their read-only member credential."""
     if config.role == "region":
-        members = [m for m in members if m.region == config.region]
-    return [m.name for m in members]
+        return []
+    members = fleet_members(config, region_intents(config, None))
+    return [m.name for m in members if m.scheduler_estimator]
 
 
 def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
@@ -215,7 +217,10 @@ def hub_fit(config: FleetConfig, server_type: str | None = None, servers: int | 
     assert hub is not None
     name, count = server_type or hub.server_type, servers or hub.servers
     if (name, count) != (hub.server_type, hub.servers):
-        config = config.model_copy(update={"hub": hub.model_copy(update={"server_type": name, "servers": count})})
+        # a hub of `count` servers runs `count` karmada-apiservers (config: one behind each server's address)
+        replicas = config.karmada.replicas.model_copy(update={"apiserver": count})
+        config = config.model_copy(update={"hub": hub.model_copy(update={"server_type": name, "servers": count}),
+                                           "karmada": config.karmada.model_copy(update={"replicas": replicas})})
     return HubFit(server_type=limits.SERVER_TYPES[name], servers=count, pods=hub_pods(config))
 
 
@@ -340,33 +345,3 @@ def check_load_balancers(config: FleetConfig, stack_file: str) -> None:
 def check(config: FleetConfig, stack_file: str) -> None:
     check_hub(config, stack_file)
     check_load_balancers(config, stack_file)
-
-
-def headroom(config: FleetConfig) -> dict[str, float] | None:
-    """What the hub's servers have left after the hub stack's own pods, for region stacks whose estimators also
-    run there (exported in `fleetContract`, checked by `check_estimators_fit`)."""
-    if config.hub is None or config.hub.server_type not in limits.SERVER_TYPES:
-        return None
-    fit = hub_fit(config)
-    return {"millicpu": int(fit.allocatable_millicpu - fit.millicpu),
-            "memoryBytes": int(fit.allocatable_memory - fit.memory), "pods": fit.max_pods - fit.pod_count}
-
-
-def check_estimators_fit(config: FleetConfig, spare: Mapping[str, float] | None, stack_file: str,
-                         hub_stack: str) -> None:
-    """A region stack's scheduler-estimators against what its hub has left (each region alone: the sum over
-    region stacks is bounded only if the hub stack's servers leave room for all of them)."""
-    members = estimator_members(config)
-    if config.role != "region" or not members or not spare:
-        return  # a stack that owns its hub counted its estimators with the rest (check_hub)
-    pods = [pods_of(manifests.deployment(workloads.estimator(config, m)), "scheduler-estimators") for m in members]
-    need = {"millicpu": sum(p.total_millicpu for p in pods), "memoryBytes": sum(p.total_memory for p in pods),
-            "pods": sum(p.replicas for p in pods)}
-    short = [key for key in need if need[key] > spare.get(key, math.inf)]
-    if short:
-        shown = {"millicpu": lambda v: f"{v / 1000:.1f} vCPU", "memoryBytes": _gib, "pods": lambda v: f"{int(v)} pods"}
-        detail = ", ".join(f"{shown[k](need[k])} needed, {shown[k](spare[k])} left" for k in short)
-        raise ConfigError(f"{stack_file}: {PROJECT_PREFIX}members: the scheduler-estimators of {len(members)} members "
-                          f"do not fit on {hub_stack}'s servers ({detail}); give the hub stack more or larger servers "
-                          "(hub.servers, hub.serverType) or shrink karmada.estimator")
-

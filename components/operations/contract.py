@@ -5,6 +5,7 @@ every contract the program renders (the checks in tests/contract/ and docs/upstr
 
 from __future__ import annotations
 
+from components.fleet import contract as fleet_contract
 from components.hetzner import contract as hetzner_contract
 from components.karmada import contract as karmada_contract
 from components.karmada import flags
@@ -224,4 +225,5 @@ PRECONDITIONS: tuple[Expects, ...] = (
 
 def all_contracts() -> tuple[Contract, ...]:
     """Every container (and k3s) the program renders, in the order the doc prints them."""
-    return (*karmada_contract.CONTRACTS, *traffic_contract.CONTRACTS, *CONTRACTS, *hetzner_contract.CONTRACTS)
+    return (*karmada_contract.CONTRACTS, *fleet_contract.CONTRACTS, *traffic_contract.CONTRACTS, *CONTRACTS,
+            *hetzner_contract.CONTRACTS)

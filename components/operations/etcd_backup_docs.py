@@ -19,6 +19,7 @@ from typing import Any
 from components.config import EtcdBackupConfig
 from components.karmada import flags, manifests
 from components.kube import agent_script
+from components.kube.flows import Dial, Workload
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 NAME = "etcd-backup"
@@ -158,3 +159,10 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str,
             }},
         },
     }
+
+
+def flows() -> Workload:
+    """host: the backup job listens on nothing and dials the etcd client port (the upload goes outside)."""
+    return Workload(namespace=NAMESPACE, name=NAME, pod_labels={"app.kubernetes.io/name": NAME},
+                    dials=(Dial(flags.NAMESPACE, flags.ETCD_SERVICE, "client"),))
+

@@ -14,6 +14,7 @@ from typing import Any
 
 from components.karmada import flags, manifests
 from components.kube import agent_script
+from components.kube.flows import Dial, Workload
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 NAME = "etcd-defrag"
@@ -115,3 +116,9 @@ def cron_job(schedule: str, replicas: int, source: str) -> dict[str, Any]:
             }},
         },
     }
+
+
+def flows() -> Workload:
+    """host: the defragmentation job listens on nothing and dials each etcd member's client port."""
+    return Workload(namespace=NAMESPACE, name=NAME, pod_labels={"app.kubernetes.io/name": NAME},
+                    dials=(Dial(flags.NAMESPACE, flags.ETCD_SERVICE, "client"),))

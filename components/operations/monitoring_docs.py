@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from components.karmada import flags, manifests
 from components.kube import agent_script
+from components.kube import flows as flow_model
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 from components.operations.alerts import JOBS
 
@@ -285,3 +286,22 @@ def flows(prometheus_namespace: str, prometheus_pods: Mapping[str, str], backup_
         out.append(Flow(NAMESPACE, {NAME_LABEL: "etcd-backup"}, None, None, port,
                         "the backup upload to object storage", destination_cidr="0.0.0.0/0"))
     return out
+
+
+def flow_workloads(prometheus_namespace: str, prometheus_pods: Mapping[str, str],
+                   estimator_names: Sequence[str]) -> list[flow_model.Workload]:
+    """The same connections as `flows()`, as declarations for the host's NetworkPolicies
+    (`components/trust/network_policy.py`): the user's Prometheus (pods the program does not run) dials every
+    scrape target's listener by the target's port name, one per estimator; the exporter listens on `metrics` and
+    dials the karmada-apiserver. The etcd jobs declare their own (etcd_backup_docs, etcd_maintenance_docs)."""
+    dials = []
+    for t in scrape_targets():
+        for job in (estimator_names if t.name_prefix else [t.job]):
+            dials.append(flow_model.Dial(NAMESPACE, job, t.port_name))
+    return [
+        flow_model.Workload(namespace=prometheus_namespace, name="prometheus", pod_labels=dict(prometheus_pods),
+                            dials=tuple(dials), runs_elsewhere=True),
+        flow_model.Workload(namespace=NAMESPACE, name=EXPORTER, pod_labels=manifests.selector(EXPORTER),
+                            listeners=(flow_model.Listener("metrics", EXPORTER_PORT),),
+                            dials=(flow_model.Dial(NAMESPACE, flags.APISERVER_SERVICE, "https"),)),
+    ]

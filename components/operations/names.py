@@ -20,7 +20,8 @@ from components.config import ConfigError, FleetConfig, MemberConfig
 from components.fleet import member_docs, policy_docs
 from components.hetzner import hub_cluster
 from components.hetzner import limits as hetzner
-from components.karmada import flags, manifests, pki_spec, workloads
+from components.karmada import flags, manifests, network, pki_spec, workloads
+from components.kube import flows
 from components.kube import names as rules
 from components.traffic import docs as traffic_docs
 
@@ -85,7 +86,8 @@ def member_names(config: FleetConfig, index: int, member: MemberConfig) -> Itera
             manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),
             manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX, {}, component=workload.name),
             manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX, {}, component=workload.name),
-        ])
+            *(p for p in flows.network_policies(network.control_plane_workloads((), [name]), [flags.NAMESPACE])
+              if p["metadata"]["name"] == workload.name + flows.POLICY_SUFFIX)])
         for dns_name in pki_spec.estimator_cert_spec(name).dns_names:
             yield DerivedName(key, name, "estimator certificate DNS name", dns_name, rules.DNS_NAME)
     yield from _selector(key, name, traffic_docs.member_server_selector(member))

@@ -11,7 +11,7 @@ against its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components import versions
@@ -20,6 +20,7 @@ from components.fleet import whatif
 from components.karmada import features
 from components.operations import capacity, names
 from components.operations.budget import check_rto, failover_budget
+from components.operations.region_intents import RegionIntent, region_intents
 from components.operations.skew import skew_rows
 
 THIS_STACK = "this stack"
@@ -27,6 +28,8 @@ THIS_STACK = "this stack"
 
 
 def check(config: FleetConfig, stack_file: str) -> None:
+    this_stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
+    region_intents(config, this_stack)  # a hub's region stack files must be readable and its own
     for row in skew_rows(config):
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
@@ -78,10 +81,17 @@ def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
     return list(plan.notices)
 
 
-def hub_contract(config: FleetConfig) -> dict[str, Any]:
+def region_served(intent: RegionIntent) -> dict[str, Any]:
+    """What the hub set up for one region stack: the members and tenant namespaces its identity may write for."""
+    return {"stack": intent.stack,
+            "members": sorted(f"{m.name}:{m.sync_mode}" for m in intent.members),
+            "estimators": sorted(m.name for m in intent.members if m.scheduler_estimator),
+            "tenants": sorted(t.namespace for t in intent.tenants)}
+
+
+def hub_contract(config: FleetConfig, intents: Sequence[RegionIntent] = ()) -> dict[str, Any]:
     """What a hub stack promises its region stacks (exported as `fleetContract`): the values a region must
-    agree with but cannot read from its own config, and what the hub's servers have left for the
-    scheduler-estimators region stacks run there."""
+    agree with but cannot read from its own config, and what it serves each region."""
     dns = config.dns
     return {
         "karmadaVersion": config.karmada.version,
@@ -92,7 +102,7 @@ def hub_contract(config: FleetConfig) -> dict[str, Any]:
         "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds,
                                          "failover": dns.failover.model_dump(by_alias=True)},
-        "hubCapacity": capacity.headroom(config),
+        "regions": {i.region: region_served(i) for i in intents},
     }
 
 
@@ -119,9 +129,10 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         raise fail("karmada.version", f"{config.karmada.version} here but {hub_stack} runs Karmada {hub_version}: "
                    f"{exc} (set karmada.version: {hub_version})") from None
     _check_estimators(config, contract, fail, hub_stack, hub_where)
-    capacity.check_estimators_fit(config, contract.get("hubCapacity"), stack_file, hub_stack)
     _check_tenant_contract(config, contract, fail, hub_stack)
     _check_failover(config, contract, fail, hub_stack, hub_where)
+    if config.role == "region":  # an all-in-one stack serves itself
+        _check_served(config, contract, fail, hub_stack)
     hub_dns = contract.get("dns")
     if config.dns is None:
         return
@@ -139,6 +150,20 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         if hub_value != value:
             raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
                        f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
+
+
+def _check_served(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:
+    """The hub set up exactly this region's members, estimators and tenant namespaces (it reads this stack's file);
+    a region ahead of its hub would be refused by the hub's RBAC halfway through its `up`."""
+    served = (contract.get("regions") or {}).get(config.region or "")
+    if served is None:
+        raise fail("region", f"{hub_stack} does not serve region {config.region}: add this stack to its "
+                   "karmada-hub:regionStacks and up it first")
+    mine = region_served(RegionIntent(stack=served.get("stack", ""), region=config.region or "", config=config))
+    for key in ("members", "estimators", "tenants"):
+        if sorted(served.get(key) or []) != mine[key]:
+            raise fail(key, f"{hub_stack} serves {', '.join(served.get(key) or []) or 'none'}, this stack declares "
+                       f"{', '.join(mine[key]) or 'none'}; up the hub stack first (it reads this file)")
 
 
 def _check_tenant_contract(config: FleetConfig, contract: Mapping[str, Any], fail: Any, hub_stack: str) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
+from components.kube.flows import Listener, Workload
 from components.kube.pod_security import container_security_context
 from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
@@ -419,3 +420,14 @@ def ingress_status_overrides(
             "overrideRules": rules,
         },
     }
+
+
+def external_dns_flows() -> Workload:
+    """external-dns on the host: its metrics/health listener and the webhook sidecar's (nobody dials them; the
+    provider port is the pod's own loopback). It reads DNSEndpoints from the host's own API server, which is no
+    pod here, so it dials nothing in a policed namespace."""
+    return Workload(namespace=EXTERNAL_DNS_NAMESPACE, name=EXTERNAL_DNS_NAME,
+                    pod_labels={"app.kubernetes.io/name": EXTERNAL_DNS_NAME},
+                    listeners=(Listener("http", EXTERNAL_DNS_METRICS_PORT), Listener("http-webhook",
+                                                                                     WEBHOOK_METRICS_PORT)))
+

@@ -23,6 +23,7 @@ from typing import Any
 from components.config import DnsConfig
 from components.karmada import flags
 from components.kube import agent_script
+from components.kube.flows import Dial, Listener, Workload
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 from components.traffic.docs import EXTERNAL_DNS_NAMESPACE, FAILOVER_MANAGED_BY, REGION_RECORD_LABEL
 
@@ -245,3 +246,11 @@ def pod_disruption_budget() -> dict[str, Any]:
     """host: a drain takes one vantage point at a time (two of three still make the majority)."""
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(NAME, NAMESPACE),
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}}}}
+
+
+def flows() -> Workload:
+    """host: its health listener (probes only) and its one in-cluster dial, the karmada-apiserver (it lists the
+    Ingresses to publish); the regional load balancers it probes are outside the cluster."""
+    return Workload(namespace=NAMESPACE, name=NAME, pod_labels={"app.kubernetes.io/name": NAME},
+                    listeners=(Listener("health", HEALTH_PORT),),
+                    dials=(Dial(flags.NAMESPACE, flags.APISERVER_SERVICE, "https"),))

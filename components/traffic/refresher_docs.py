@@ -19,6 +19,7 @@ from typing import Any
 
 from components.karmada import flags
 from components.kube import agent_script
+from components.kube.flows import Dial, Listener, Workload
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 from components.traffic.docs import EXTERNAL_DNS_NAMESPACE
 
@@ -155,3 +156,11 @@ def pod_disruption_budget() -> dict[str, Any]:
     """host: keep one refresher through a node drain."""
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(NAME, NAMESPACE),
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}}}}
+
+
+def flows() -> Workload:
+    """host: its health listener (probes only) and its one dial, the in-cluster karmada-apiserver."""
+    return Workload(namespace=NAMESPACE, name=NAME, pod_labels={"app.kubernetes.io/name": NAME},
+                    listeners=(Listener("health", HEALTH_PORT),),
+                    dials=(Dial(flags.NAMESPACE, flags.APISERVER_SERVICE, "https"),))
+

@@ -26,7 +26,9 @@ class RegionalTraffic(pulumi.ComponentResource):
     def __init__(self, name: str, config: FleetConfig, regions: list[str],
                  karmada_provider: pulumi.ProviderResource | None, after: list[pulumi.Resource],
                  opts: pulumi.ResourceOptions | None = None, *, host_provider: pulumi.ProviderResource | None = None,
-                 host_after: list[pulumi.Resource] | None = None) -> None:
+                 host_after: list[pulumi.Resource] | None = None,
+                 dns_provider: pulumi.ProviderResource | None = None) -> None:
+        """`dns_provider`: the DNS zone project's hcloud provider (hetzner/dns_provider.py) for the drill records."""
         super().__init__("karmada-hub:index:RegionalTraffic", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.lb_ipv4 = {}
@@ -81,6 +83,7 @@ class RegionalTraffic(pulumi.ComponentResource):
                 record = docs.region_record(region_name, config.dns, "192.0.2.1")
                 hcloud.ZoneRrset(
                     f"{name}-{region_name}-record", zone=record["zone"], name=record["name"], type=record["type"],
-                    ttl=record["ttl"], records=[hcloud.ZoneRrsetRecordArgs(value=lb.ipv4)], opts=child)
+                    ttl=record["ttl"], records=[hcloud.ZoneRrsetRecordArgs(value=lb.ipv4)],
+                    opts=pulumi.ResourceOptions(parent=self, provider=dns_provider))
 
         self.register_outputs({"loadBalancers": self.lb_ipv4})

@@ -61,7 +61,8 @@ def plain(value: Any) -> Any:
 
 
 def crossguard_policies() -> list[Any]:
-    """The registry as pulumi_policy policies, all mandatory (built here so tests need no PolicyPack server)."""
+    """The registry as pulumi_policy policies, mandatory except the advisory ones that only name what a stack
+    opted in to (built here so tests need no PolicyPack server)."""
     from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
 
     def resource_validate(rule: ResourceRule) -> Callable[[Any, Any], None]:
@@ -86,7 +87,8 @@ def crossguard_policies() -> list[Any]:
     ]
     policies += [
         StackValidationPolicy(name=r.name, description=r.description, validate=stack_validate(r),
-                              enforcement_level=EnforcementLevel.MANDATORY)
+                              enforcement_level=EnforcementLevel.ADVISORY if r.advisory
+                              else EnforcementLevel.MANDATORY)
         for r in STACK_RULES
     ]
     return policies

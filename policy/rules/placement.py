@@ -97,14 +97,36 @@ AGENT_BINARY = "karmada-agent"
 
 
 def _clusters(resources: Sequence[StackResource]) -> list[Props]:
-    """The stack's Clusters: the ones it renders (Push) and the ones its Pull agents create at start, as the
+    """The stack's Clusters: the ones it renders (Push; a region stack's Push credential Secrets declare the hub's),
+    and the ones its Pull agents create at start, as the
     agent registers them from its flags (karmada v1.18.2 cmd/agent/app/agent.go
     generateClusterInControllerPlane: name, Pull, provider, region, zones, no labels)."""
     rendered = [p for t, p, _ in resources if k8s_kind(t) == "Cluster" and isinstance(p, Mapping)]
-    return rendered + [_agent_cluster(c) for t, p, _ in resources if k8s_kind(t) == "Deployment"
+    names = {_get(p, "metadata", "name") for p in rendered}
+    declared = [c for c in (_declared_cluster(p) for t, p, _ in resources if k8s_kind(t) == "Secret")
+                if c is not None and _get(c, "metadata", "name") not in names]
+    return rendered + declared + [_agent_cluster(c) for t, p, _ in resources if k8s_kind(t) == "Deployment"
                        for c in _list(_get(p, "spec", "template", "spec", "containers"))
                        if isinstance(c, Mapping) and str((_list(c.get("command")) or [""])[0]).endswith(
                            "/" + AGENT_BINARY)]
+
+
+DECLARED_CLUSTER_ANNOTATION = "fleet.karmada-hub.io/cluster"
+"""A region stack's Push credential Secret carries the Cluster its hub makes from the same file (the hub owns
+Push Clusters: components/fleet/member_docs.py)."""
+
+
+def _declared_cluster(secret: Props) -> Props | None:
+    import json
+
+    text = (_get(secret, "metadata", "annotations") or {}).get(DECLARED_CLUSTER_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, Mapping) else None
 
 
 def _agent_cluster(container: Mapping[str, Any]) -> Props:

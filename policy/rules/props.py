@@ -35,6 +35,11 @@ ADMIN_PORTS = (22, 2379, 6443)
 LB_FORBIDDEN_PORTS = (22, 2379)
 """A Hetzner load balancer has no firewall, so these must never sit behind one (6443 is the API LB's job)."""
 
+API_PORTS = (5443, 6443)
+"""karmada-apiserver and k3s: a load balancer serving them publicly bypasses the Cloud Firewall's API CIDRs."""
+WORLD_REACHABLE_LABEL = "karmada-hub/world-reachable"
+"""The label a stack puts on a load balancer it opted in to serving an API to the whole internet."""
+
 MAX_DNS_TTL = 60
 """Seconds; longer TTLs keep clients on a dead region after failover."""
 

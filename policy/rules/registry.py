@@ -15,7 +15,13 @@ from .resources import (
     images_pinned,
     no_plaintext_secrets,
 )
-from .stacks import StackFinding, control_plane_pdbs, failover_enabled
+from .stacks import (
+    StackFinding,
+    api_lb_not_world_reachable,
+    api_lb_world_reachable,
+    control_plane_pdbs,
+    failover_enabled,
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,8 @@ class StackRule:
     name: str
     description: str
     check: Callable[[Sequence[StackResource]], list[StackFinding]]
+    advisory: bool = False
+    """Advisory rules name what a stack opted in to; they never fail a run."""
 
 
 RESOURCE_RULES: tuple[ResourceRule, ...] = (
@@ -51,6 +59,10 @@ STACK_RULES: tuple[StackRule, ...] = (
               control_plane_pdbs),
     StackRule("failover-enabled", "Cluster failover is really on: Failover gate, NoExecute eviction, webhook "
               "permission and a NoExecute ClusterTaintPolicy.", failover_enabled),
+    StackRule("api-lb-private", "No load balancer serves 6443 or 5443 on its public interface unless the stack "
+              "opted in by name (hub.loadBalancer.worldReachable).", api_lb_not_world_reachable),
+    StackRule("api-lb-world-reachable", "Names every load balancer the stack opted in to serving an API to the "
+              "whole internet.", api_lb_world_reachable, advisory=True),
     StackRule("overflow-groups-exist", "Every overflowAffinities group selects at least one member cluster.",
               overflow_groups_exist),
     StackRule("affinity-groups-resolvable", "Every cluster affinity group selects a member, and every declared "

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .props import (
+    API_PORTS,
+    WORLD_REACHABLE_LABEL,
     Props,
     StackResource,
     _argv,
@@ -97,3 +99,53 @@ def failover_enabled(resources: Sequence[StackResource]) -> list[StackFinding]:
         out.append(("no ClusterTaintPolicy adds a NoExecute taint (with addOnConditions), so nothing ever evicts "
                     "workloads from a failed cluster", None))
     return out
+
+
+def _urn_parts(urn: str) -> tuple[str, str, str]:
+    """(parent type chain, own type, logical name) of an engine URN."""
+    qualified, name = urn.split("::")[2], urn.rsplit("::", 1)[-1]
+    chain, _, own = qualified.rpartition("$")
+    return chain, own, name
+
+
+def _world_reachable_lbs(resources: Sequence[StackResource]) -> list[tuple[str, list[int], bool]]:
+    """(urn, API ports it serves, opted in?) for every load balancer with a public interface that serves an API.
+
+    A service or network belongs to the load balancer of the same parent whose name prefixes its own
+    (`hub-api-lb` -> `hub-api-lb-k3s`, `hub-api-lb-network`): the program's naming, read from the URNs, because
+    load balancer ids are unknown in a preview. Without a network whose `enablePublicInterface` is false, the
+    load balancer answers on its public addresses.
+    """
+    lbs = [(urn, props) for rtype, props, urn in resources if rtype == "hcloud:index/loadBalancer:LoadBalancer"]
+    out = []
+    for lb_urn, lb_props in lbs:
+        chain, _, lb_name = _urn_parts(lb_urn)
+
+        def belongs(urn: str, lb_name: str = lb_name, chain: str = chain) -> bool:
+            c, _, n = _urn_parts(urn)
+            return c == chain and n.startswith(lb_name + "-")
+
+        ports = sorted({port for rtype, props, urn in resources
+                        if rtype == "hcloud:index/loadBalancerService:LoadBalancerService" and belongs(urn)
+                        for port in [_as_int(props.get("listenPort"))] if port in API_PORTS})
+        private = any(props.get("enablePublicInterface") is False for rtype, props, urn in resources
+                      if rtype == "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork" and belongs(urn))
+        if ports and not private:
+            labels = lb_props.get("labels") if isinstance(lb_props.get("labels"), dict) else {}
+            out.append((lb_urn, ports, str(labels.get(WORLD_REACHABLE_LABEL)) == "true"))
+    return out
+
+
+def api_lb_not_world_reachable(resources: Sequence[StackResource]) -> list[StackFinding]:
+    """A Hetzner load balancer has no firewall: with its public interface on, the API it serves skips apiCidrs."""
+    return [(f"load balancer serves tcp {', '.join(map(str, ports))} on its public interface, which no firewall "
+             "filters (apiCidrs do not apply); disable the public interface or opt in with "
+             "hub.loadBalancer.worldReachable: true", urn)
+            for urn, ports, opted_in in _world_reachable_lbs(resources) if not opted_in]
+
+
+def api_lb_world_reachable(resources: Sequence[StackResource]) -> list[StackFinding]:
+    """Advisory: names every load balancer the stack opted in to serving an API to the whole internet."""
+    return [(f"WORLD-REACHABLE: tcp {', '.join(map(str, ports))} from any address on the internet "
+             "(hub.loadBalancer.worldReachable: true; authentication still applies)", urn)
+            for urn, ports, opted_in in _world_reachable_lbs(resources) if opted_in]

@@ -21,7 +21,7 @@ from components.hetzner import cloud_init
 from components.hetzner import contract as k3s_contract
 from components.karmada import contract as karmada_contract
 from components.kube.contract import Contract, Endpoint, FileFlag, Listener, substitute
-from tests.contract.fleet import Container, Fleet, Pod, secret_keys
+from tests.contract.fleet import Container, Fleet, Pod, secret_keys, secret_text
 
 KUBELET_ENV = {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}
 """Set by kubelet in every container (Kubernetes 'Container environment'); in-cluster config also needs the token."""
@@ -292,13 +292,25 @@ def resolve(fleet: Fleet, origin: Container, ep: Endpoint, api: str) -> str:
         return f"nothing in its pod listens on localhost:{ep.port}"
     named = _svc_name(ep.host)
     if named is None:
-        return "" if fleet.public_endpoint(ep.host, ep.port) else (
-            f"no DNS record or load balancer of the plan takes {ep.host}:{ep.port}")
+        if fleet.public_endpoint(ep.host, ep.port):
+            return ""
+        found = fleet.node_port_service(ep.host, ep.port)
+        if found is None:
+            return (f"no DNS record or load balancer of the plan takes {ep.host}:{ep.port}, nor a NodePort on hub "
+                    "servers whose firewall lets it in")
+        svc, service_port = found
+        return resolve_service(fleet, origin, svc, Endpoint(ep.host, service_port, ep.scheme, ep.path), "host", None)
     name, ns, pod_name = named
     services = fleet.where(api, "Service", name, ns)
     if not services:
         return f"no Service {ns}/{name} in the {api} cluster"
-    svc = services[0].body
+    return resolve_service(fleet, origin, services[0].body, ep, api, pod_name)
+
+
+def resolve_service(fleet: Fleet, origin: Container, svc: Mapping[str, Any], ep: Endpoint, api: str,
+                    pod_name: str | None) -> str:
+    """Empty if `svc`'s port `ep.port` reaches a listener (serving `ep.path`) of the pods it selects."""
+    name, ns = svc["metadata"]["name"], svc["metadata"]["namespace"]
     if svc["spec"].get("type") == "ExternalName":
         return resolve(fleet, origin, Endpoint(svc["spec"]["externalName"], ep.port, ep.scheme, ep.path), api)
     backends, target, why = _service_backends(fleet, api, svc, ep.port, pod_name)
@@ -315,7 +327,8 @@ def resolve(fleet: Fleet, origin: Container, ep: Endpoint, api: str) -> str:
 def check_dials(fleet: Fleet) -> list[str]:
     """Every name a component dials resolves to something the plan creates: Services (ports, selected pods that
     listen on the target port and serve the path), per-pod etcd names, localhost sidecars, and the hub's public
-    name/address (DNS record + load balancer service)."""
+    name/address (DNS record + load balancer service, or DNS record + hub servers' firewall + a NodePort
+    Service, followed to its pods)."""
     out = []
     for c in fleet.containers():
         contract = c.contract
@@ -366,7 +379,7 @@ def check_ownership(fleet: Fleet, exceptions: Sequence[tuple[str, str, str, str]
             api = _api_of(m.api, c)
             for name in _instances(m.name, c, fleet):
                 for o in fleet.where(api, m.kind, None, None):
-                    if not fnmatch.fnmatchcase(o.name, name) or (m.namespace is not None and
+                    if o.made_by or not fnmatch.fnmatchcase(o.name, name) or (m.namespace is not None and
                                                                  o.namespace != m.namespace):
                         continue
                     key = (api, m.kind, o.namespace, o.name)
@@ -423,6 +436,8 @@ def identity(c: Container, credential: str) -> tuple[str, list[str]] | None:
         sa = c.pod.spec.get("serviceAccountName", "default")
         return f"system:serviceaccount:{c.pod.namespace}:{sa}", [
             "system:serviceaccounts", f"system:serviceaccounts:{c.pod.namespace}", "system:authenticated"]
+    if credential == "bootstrap-token":
+        return bootstrap_identity(c)
     if credential == "client-cert":
         flag = next((f.flag for f in (contract.files if contract else ()) if f.flag and f.flag.endswith("cert-file")),
                     "cert-file")
@@ -443,6 +458,25 @@ def identity(c: Container, credential: str) -> tuple[str, list[str]] | None:
         name, groups = cert_identity(base64.b64decode(data).decode())
         return name, [*groups, "system:authenticated"]
     return None
+
+
+def bootstrap_identity(c: Container) -> tuple[str, list[str]] | None:
+    """The kube-apiserver's bootstrap token authenticator (k8s.io/cluster-bootstrap token/api types.go) on the
+    token the container reads from its `--bootstrap-secret`: the hub's `kube-system/bootstrap-token-<id>` must
+    exist, be of the bootstrap type, allow authentication and hold the same secret half."""
+    token = c.view().api_secret(c.flags.get("bootstrap-secret"), "token")
+    if not token or "." not in token:
+        return None
+    token_id, _, secret_half = token.partition(".")
+    found = c.fleet.where("karmada", "Secret", f"bootstrap-token-{token_id}", "kube-system")
+    if not found:
+        return None
+    body = found[0].body
+    if body.get("type") != "bootstrap.kubernetes.io/token" or secret_text(body, "token-secret") != secret_half or \
+            secret_text(body, "usage-bootstrap-authentication") != "true":
+        return "system:anonymous", ["system:unauthenticated"]
+    extra = [g for g in (secret_text(body, "auth-extra-groups") or "").split(",") if g]
+    return f"system:bootstrap:{token_id}", ["system:bootstrappers", *extra, "system:authenticated"]
 
 
 def _rbac_objects(fleet: Fleet, api: str) -> list[Mapping[str, Any]]:
@@ -553,7 +587,11 @@ def check_k3s(fleet: Fleet) -> list[str]:
             out.append(f"{where}: token-file {config.get('token-file')} is not written by its user-data")
         # the first server of a new cluster decides at boot (cloud_init.join_mode_script), before k3s starts
         decides = cloud_init.JOIN_MODE_PATH in files
-        if decides and doc.get("runcmd", [])[:1] != [[cloud_init.JOIN_MODE_PATH]]:
+        runcmd = doc.get("runcmd") or []
+        join_at = runcmd.index([cloud_init.JOIN_MODE_PATH]) if [cloud_init.JOIN_MODE_PATH] in runcmd else None
+        install_at = runcmd.index([cloud_init.INSTALL_SCRIPT_PATH]) if [cloud_init.INSTALL_SCRIPT_PATH] in runcmd \
+            else None
+        if decides and (join_at is None or install_at is None or join_at > install_at):
             out.append(f"{where}: writes {cloud_init.JOIN_MODE_PATH} but does not run it before installing k3s")
         if decides and ("server" in config or "cluster-init" in config):
             out.append(f"{where}: decides its join mode at boot, but config.yaml already sets it")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import datetime
 import ipaddress
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ class Obj:
     stack: str
     api: str
     body: dict[str, Any]
+    made_by: str = ""
+    """Empty for a Pulumi resource; else who writes the object at apply or run time (`run_time_objects`)."""
 
     @property
     def kind(self) -> str:
@@ -112,10 +115,13 @@ class Fleet:
     objects: list[Obj]
     hcloud: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     """(stack, type, inputs) of every Hetzner resource (DNS records, load balancers, servers)."""
+    joins: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """(stack, inputs) of every PullJoin (components/fleet/pull_join.py): what it writes at apply time."""
 
     @classmethod
     def from_plans(cls, name: str, plans: Mapping[str, Plan]) -> Fleet:
         objects, hcloud = [], []
+        joins: list[tuple[str, dict[str, Any]]] = []
         for stack, plan in plans.items():
             for record in plan.records:
                 if record.type.startswith("kubernetes:") and record.custom and not record.options.get("read"):
@@ -126,11 +132,24 @@ class Fleet:
                     # the offline plan's id of a resource (hubctl.mocks: stable per type and name)
                     ident = {"id": _numeric_id(f"{record.type}::{record.name}")}
                     hcloud.append((stack, record.type, {**ident, **state, **unwrap(record.inputs)}))
-        return cls(name, objects, hcloud)
+                elif record.type == "pulumi-python:dynamic:Resource" and record.custom:
+                    inputs = unwrap(record.inputs)
+                    if set(inputs) >= PULL_JOIN_INPUTS:
+                        joins.append((stack, inputs))
+        fleet = cls(name, objects, hcloud, joins)
+        fleet.objects += run_time_objects(fleet, joins)
+        return fleet
 
-    def mutated(self, edit: Callable[[Fleet], None]) -> Fleet:
-        twin = Fleet(self.name, copy.deepcopy(self.objects), copy.deepcopy(self.hcloud))
+    def mutated(self, edit: Callable[[Fleet], None], rejoin: bool = True) -> Fleet:
+        """A deep copy with one edit. With `rejoin` the edit is to the plan, and the objects written at run time
+        are derived again from the edited plan (what PullJoin and the join would then write); without it, the
+        edit may change those objects themselves."""
+        twin = Fleet(self.name, copy.deepcopy(self.objects), copy.deepcopy(self.hcloud), copy.deepcopy(self.joins))
+        if rejoin:
+            twin.objects = [o for o in twin.objects if not o.made_by]
         edit(twin)
+        if rejoin:
+            twin.objects += run_time_objects(twin, twin.joins)
         return twin
 
     # ------------------------------------------------------------------------------ lookups
@@ -166,17 +185,49 @@ class Fleet:
     def hcloud_of(self, typ: str) -> list[dict[str, Any]]:
         return [inputs for _, t, inputs in self.hcloud if t == typ]
 
+    def addresses_of(self, host: str) -> list[str]:
+        """`host` itself if it is an address, else the values of the plan's A records for it."""
+        try:
+            ipaddress.ip_address(host)
+            return [host]
+        except ValueError:
+            return [str(r["value"]) for rr in self.hcloud_of("hcloud:index/zoneRrset:ZoneRrset")
+                    if rr.get("type") == "A" and f"{rr['name']}.{rr['zone']}" == host for r in rr.get("records") or []]
+
+    def node_port_service(self, host: str, port: int) -> tuple[Mapping[str, Any], int] | None:
+        """The host Service whose NodePort `port` is what `host` reaches: every address of `host` is a hub server's
+        Primary IP, whose Cloud Firewall lets `port` in from somewhere. Returns (Service, its service port)."""
+        ips = self.addresses_of(host)
+        primaries = {str(p["ipAddress"]): str(p["id"]) for p in self.hcloud_of("hcloud:index/primaryIp:PrimaryIp")}
+        firewalls = {str(f["id"]): f for f in self.hcloud_of("hcloud:index/firewall:Firewall")}
+        servers = self.hcloud_of("hcloud:index/server:Server")
+        if not ips:
+            return None
+        for ip in ips:
+            server = next((s for s in servers if ip in primaries and any(
+                str(int(float(n.get("ipv4") or 0))) == primaries[ip] for n in s.get("publicNets") or [])), None)
+            if server is None:
+                return None
+            rules = [r for fid in server.get("firewallIds") or [] for r in
+                     (firewalls.get(str(int(float(fid)))) or {}).get("rules") or []]
+            if not any(r.get("direction") == "in" and r.get("protocol") == "tcp" and str(r.get("port")) == str(port)
+                       and r.get("sourceIps") for r in rules):
+                return None
+        for svc in self.where("host", "Service"):
+            spec = svc.body["spec"]
+            if spec.get("type") not in ("NodePort", "LoadBalancer"):
+                continue
+            for entry in spec.get("ports") or []:
+                if entry.get("nodePort") is not None and int(entry["nodePort"]) == port:
+                    return svc.body, int(entry["port"])
+        return None
+
     def public_endpoint(self, host: str, port: int) -> bool:
         """Does a DNS record or load balancer address of the plan take `host:port`?"""
         lbs = self.hcloud_of("hcloud:index/loadBalancer:LoadBalancer")
         services = self.hcloud_of("hcloud:index/loadBalancerService:LoadBalancerService")
         addresses = {str(lb.get("ipv4")): str(lb.get("id", "")) for lb in lbs}
-        try:
-            ipaddress.ip_address(host)
-            ips = [host]
-        except ValueError:
-            ips = [str(r["value"]) for rr in self.hcloud_of("hcloud:index/zoneRrset:ZoneRrset")
-                   if rr.get("type") == "A" and f"{rr['name']}.{rr['zone']}" == host for r in rr.get("records") or []]
+        ips = self.addresses_of(host)
         for ip in ips:
             if ip in addresses and any(int(s.get("listenPort", 0)) == port and
                                        str(s.get("loadBalancerId")) == addresses[ip] for s in services):
@@ -313,8 +364,83 @@ class ContainerView:
     def file(self, path: str) -> str | None:
         return self.container.file_text(path)
 
+    def api_secret(self, name: str | None, key: str) -> str | None:
+        c = self.container
+        found = c.fleet.where(c.pod.api, "Secret", name, c.pod.namespace) if name else []
+        return secret_text(found[0].body, key) if found else None
+
     def clusters(self) -> Sequence[tuple[str, str]]:
         return self.container.fleet.clusters()
 
     def objects(self, api: str, kind: str) -> Sequence[Mapping[str, object]]:
         return [o.body for o in self.container.fleet.where(api, kind)]
+
+
+# ------------------------------------------------------------------------------- written at run time
+
+PULL_JOIN_INPUTS = {"cluster", "tokenId", "hubUrl", "hubCaPem"}
+TOKEN_STAND_IN = "0" * 16
+"""The secret half PullJoin makes at apply time (the same stand-in on both sides, as the real one is)."""
+
+
+def _stand_in_certificate(subject: Sequence[tuple[str, str]]) -> tuple[bytes, bytes]:
+    """A certificate with the subject the CSR asks for (kube-controller-manager's signer copies it), self-signed
+    here: the checks read its subject only."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    oids = {"O": NameOID.ORGANIZATION_NAME, "CN": NameOID.COMMON_NAME}
+    name = x509.Name([x509.NameAttribute(oids[k], v) for k, v in subject])
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=30))
+            .sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM), key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def _opaque(name: str, namespace: str, data: Mapping[str, str], kind_type: str = "Opaque") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "type": kind_type, "metadata": {"name": name, "namespace": namespace},
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+
+
+def run_time_objects(fleet: Fleet, joins: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Obj]:
+    """What the API servers will hold that no stack applies, derived from the plan:
+
+    - per PullJoin (apply time): the hub's `kube-system/bootstrap-token-<id>` and the member's bootstrap Secret,
+      rendered by the same member_docs functions PullJoin calls, in the API of the member whose join Job names it;
+    - per join Job (run time), once its bootstrap Secret exists: the kubeconfig Secret it writes, rendered by the
+      script's own `kubeconfig()` with the hub URL and CA it reads there and a certificate for the subject its CSR
+      asks for (agents/pull_join.py `csr_subject`).
+    """
+    from agents import pull_join as script
+    from components.fleet import member_docs as docs
+
+    out: list[Obj] = []
+    for stack, inputs in joins:
+        cluster, token_id = str(inputs["cluster"]), str(inputs["tokenId"])
+        hub = docs.bootstrap_token_secret(token_id, TOKEN_STAND_IN, "2099-01-01T00:00:00Z")
+        out.append(Obj(stack, "karmada", hub, made_by="PullJoin"))
+        jobs = [c for c in fleet.containers() if c.pod.owner.kind == "Job" and c.contract is not None
+                and c.contract.key == "pull-join" and c.flags.get("cluster-name") == cluster]
+        member = docs.agent_bootstrap_secret(f"{token_id}.{TOKEN_STAND_IN}", str(inputs["hubUrl"]),
+                                             str(inputs["hubCaPem"]))
+        out.append(Obj(stack, jobs[0].pod.api if jobs else f"member-{cluster}", member, made_by="PullJoin"))
+    for c in fleet.containers():
+        if c.contract is None or c.contract.key != "pull-join" or c.pod.owner.kind != "Job":
+            continue
+        api, ns = c.pod.api, c.pod.namespace
+        read = [o for o in [*fleet.objects, *out] if o.api == api and o.kind == "Secret" and o.namespace == ns
+                and o.name == c.flags.get("bootstrap-secret")]
+        if not read:
+            continue
+        server, ca = secret_text(read[0].body, "server"), secret_text(read[0].body, "ca.crt")
+        cluster = c.flags.get("cluster-name", "")
+        cert, key = _stand_in_certificate(script.csr_subject(cluster))
+        text = script.kubeconfig(cluster, str(server), str(ca).encode(), cert, key)
+        out.append(Obj(c.pod.owner.stack, api, _opaque(c.flags.get("kubeconfig-secret", ""), ns,
+                                                       {script.KUBECONFIG_KEY: text}), made_by="pull-join"))
+    return out

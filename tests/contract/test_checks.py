@@ -96,9 +96,20 @@ def _drop_a_pki_item(f: Fleet) -> None:
     volume["secret"]["items"] = [i for i in volume["secret"]["items"] if i["path"] != "scheduler-estimator-client.crt"]
 
 
-def _agent_kubeconfig_secret_under_another_key(f: Fleet) -> None:
-    secret = f.one("member-dev-hel1-a", "Secret", "karmada-kubeconfig").body
-    secret["data"] = {"kubeconfig": secret["data"]["karmada-kubeconfig"]}
+def _agent_kubeconfig_from_another_key(f: Fleet) -> None:
+    spec = f.one("member-dev-hel1-a", "Deployment", "karmada-agent").body["spec"]["template"]["spec"]
+    volume = next(v for v in spec["volumes"] if v["name"] == "kubeconfig")
+    volume["secret"]["items"] = [{"key": "kubeconfig", "path": "karmada-kubeconfig"}]
+
+
+def _no_join(f: Fleet) -> None:
+    f.objects = [o for o in f.objects if not (o.kind == "Job" and o.name == "karmada-agent-join")]
+
+
+def _join_writes_another_secret(f: Fleet) -> None:
+    c = _container(f, "member-dev-hel1-a", "Job", "karmada-agent-join", "join")
+    c["args"] = [a.replace("--kubeconfig-secret=karmada-kubeconfig", "--kubeconfig-secret=agent-kubeconfig")
+                 for a in c["args"]]
 
 
 def _webhook_cert_name_nobody_mounts(f: Fleet) -> None:
@@ -147,6 +158,34 @@ def _pulumi_owns_a_push_execution_namespace(f: Fleet) -> None:
 
     f.objects.append(Obj("dev", "karmada", {"apiVersion": "v1", "kind": "Namespace",
                                             "metadata": {"name": "karmada-es-dev-fsn1-a"}}))
+
+
+def _pulumi_owns_the_agent_kubeconfig(f: Fleet) -> None:
+    from tests.contract.fleet import Obj
+
+    f.objects.append(Obj("dev", "member-dev-hel1-a", {"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "karmada-kubeconfig", "namespace": "karmada-system"}, "data": {"karmada-kubeconfig": ""}}))
+
+
+def _karmada_node_port_closed(f: Fleet) -> None:
+    for _, typ, inputs in f.hcloud:
+        if typ == "hcloud:index/firewall:Firewall":
+            inputs["rules"] = [r for r in inputs["rules"] if r.get("port") != "32443"]
+
+
+def _no_bootstrap_csr_rights(f: Fleet) -> None:
+    f.objects = [o for o in f.objects if not (o.kind == "ClusterRoleBinding" and
+                                              o.name == "system:karmada:agent-bootstrap")]
+
+
+def _join_may_not_replace_the_kubeconfig(f: Fleet) -> None:
+    role = f.one("member-dev-hel1-a", "Role", "karmada-agent-join").body
+    role["rules"] = [r for r in role["rules"] if r["verbs"] != ["update"]]
+
+
+def _leader_lease_of_another_name(f: Fleet) -> None:
+    role = f.one("karmada", "Role", "system:karmada:dev-hel1-a:agent-leader").body
+    role["rules"][0]["resourceNames"] = ["karmada-agent"]
 
 
 def _agent_role_without_update(f: Fleet) -> None:
@@ -243,9 +282,15 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
     ("files", "a PKI file without its item", _drop_a_pki_item,
      "--scheduler-estimator-cert-file names /etc/karmada/pki/scheduler-estimator-client.crt, but volume pki "
      "(Secret karmada-scheduler-pki) projects no scheduler-estimator-client.crt (items)"),
-    ("files", "a mounted Secret without the key", _agent_kubeconfig_secret_under_another_key,
+    ("files", "a mounted Secret without the key", _agent_kubeconfig_from_another_key,
      "--karmada-kubeconfig names /etc/kubeconfig/karmada-kubeconfig, but Secret karmada-kubeconfig has no key "
-     "karmada-kubeconfig"),
+     "kubeconfig"),
+    ("files", "the agent's kubeconfig with no join", _no_join,
+     "--karmada-kubeconfig names /etc/kubeconfig/karmada-kubeconfig, from a volume whose Secret/ConfigMap the plan "
+     "does not create"),
+    ("files", "the join writes another Secret", _join_writes_another_secret,
+     "--karmada-kubeconfig names /etc/kubeconfig/karmada-kubeconfig, from a volume whose Secret/ConfigMap the plan "
+     "does not create"),
     ("files", "cert-dir + file name nobody mounts", _webhook_cert_name_nobody_mounts,
      "--cert-dir names /etc/karmada/pki/tls.crt, but volume pki (Secret karmada-webhook-pki) projects no tls.crt"),
     ("files", "a written path on a read-only mount", _audit_log_on_a_read_only_mount,
@@ -258,12 +303,23 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
     ("dials", "webhook Service to a port nobody serves", _webhook_service_on_the_wrong_port,
      "Service karmada-system/karmada-webhook:443 -> 8000, where no container of its pods listens"),
     ("dials", "agent's hub name without a record", _lose_the_hub_dns_record,
-     "dials api.hub.dev.example.com:5443"),
+     "karmada-agent container karmada-agent: dials api.hub.dev.example.com:32443"),
+    ("dials", "karmada's NodePort closed in the Cloud Firewall", _karmada_node_port_closed,
+     "karmada-agent-join container join: dials api.hub.dev.example.com:32443 (the bootstrap Secret's `server`"),
     ("dials", "sidecar moved", _sidecar_on_another_port, "nothing in its pod listens on localhost:8888"),
     ("ownership", "D2 Pulumi owns the Pull Cluster", _pulumi_owns_the_pull_cluster,
      "karmada Cluster /dev-hel1-a is a Pulumi resource, but karmada-agent creates it itself"),
     ("ownership", "D7 a Push execution namespace owned", _pulumi_owns_a_push_execution_namespace,
      "karmada Namespace /karmada-es-dev-fsn1-a is a Pulumi resource, but karmada-controller-manager creates it"),
+    ("ownership", "Pulumi owns the agent's kubeconfig", _pulumi_owns_the_agent_kubeconfig,
+     "member-dev-hel1-a Secret karmada-system/karmada-kubeconfig is a Pulumi resource, but pull-join creates it"),
+    ("rbac", "bootstrap token without CSR rights", _no_bootstrap_csr_rights,
+     "may not create certificates.k8s.io/certificatesigningrequests in any namespace (karmada API), which pull-join"),
+    ("rbac", "join account may not replace a stale kubeconfig", _join_may_not_replace_the_kubeconfig,
+     "system:serviceaccount:karmada-system:karmada-agent-join may not update core/secrets karmada-kubeconfig"),
+    ("rbac", "leader lease Role for another name", _leader_lease_of_another_name,
+     "system:karmada:agent:dev-hel1-a may not get coordination.k8s.io/leases karmada-agent-dev-hel1-a in "
+     "karmada-system"),
     ("rbac", "D2 agent without update on its Cluster", _agent_role_without_update,
      "system:karmada:agent:dev-hel1-a may not update cluster.karmada.io/clusters dev-hel1-a"),
     ("rbac", "external-dns without watch", _external_dns_role_without_watch,

@@ -6,7 +6,8 @@ names (`etcd-N.etcd.<ns>.svc.<domain>`) are mapped to those addresses in `/etc/n
 which `ip netns exec` bind-mounts over `/etc/hosts` for that member only. What the harness changes
 is explicit and recorded in `EtcdCluster.substitutions`:
 
-1. `$(VAR)` references are expanded from the member's pod env (`POD_NAME=etcd-N`), as kubelet does.
+1. `$(VAR)` references are expanded from the member's pod env (`POD_NAME=etcd-N`, `POD_IP` = the member's
+   address in its namespace), as kubelet does.
 2. Container file paths are replaced by temp files, via `path_map` (container path -> `files` key).
 3. The data dir (`flags.ETCD_DATA_DIR`) becomes a per-member temp dir, and so does the pod's config
    emptyDir (`flags.ETCD_CONFIG_DIR`), emptied whenever the member (re)starts, like a new pod's.
@@ -191,6 +192,7 @@ class EtcdCluster:
         self._netns_created: list[str] = []
         self._bridge_created = False
         self._ssl: ssl.SSLContext | None = None
+        self._net = ipaddress.IPv4Network("10.213.0.0/24")  # replaced by a free subnet in start()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -219,6 +221,8 @@ class EtcdCluster:
         if missing:
             raise HarnessError(f"files is missing {sorted(missing)}")
 
+        self._net = _pick_subnet()
+        addresses = list(self._net.hosts())[10:]
         for i, (pod, raw) in enumerate(zip(pod_names, self.args_per_member, strict=True)):
             data_dir = self._tmp / "data" / pod
             data_dir.mkdir(parents=True, mode=0o700)
@@ -226,11 +230,12 @@ class EtcdCluster:
                 shutil.copytree(Path(self.seed_data_dirs[pod]) / "member", data_dir / "member")
             run_dir = self._tmp / "podconfig" / pod
             run_dir.mkdir(parents=True, mode=0o700)
-            main_args = self._rewrite(list(raw), pod, pki, data_dir, run_dir)
+            pod_ip = str(addresses[i])
+            main_args = self._rewrite(list(raw), pod, pki, data_dir, run_dir, pod_ip)
             init_args: list[str] = []
             args = main_args
             if self.init is not None:
-                init_args = self._rewrite(list(self.init.args), pod, pki, data_dir, run_dir)
+                init_args = self._rewrite(list(self.init.args), pod, pki, data_dir, run_dir, pod_ip)
                 if "--" not in init_args:
                     raise HarnessError("the init container's args carry no `-- <etcd flags>`")
                 args = init_args[init_args.index("--") + 1:]
@@ -264,12 +269,14 @@ class EtcdCluster:
 
     # ------------------------------------------------------------------ setup helpers
 
-    def _rewrite(self, args: list[str], pod: str, pki: Path, data_dir: Path, run_dir: Path) -> list[str]:
+    def _rewrite(self, args: list[str], pod: str, pki: Path, data_dir: Path, run_dir: Path,
+                 pod_ip: str) -> list[str]:
         out: list[str] = []
         for arg in args:
-            new = expand_env(arg, {"POD_NAME": pod})
+            new = expand_env(arg, {"POD_NAME": pod, "POD_IP": pod_ip})
             if new != arg:
-                self._note(f"{pod}: $(POD_NAME) -> {pod} in {arg.split('=', 1)[0]}")
+                refs = " and ".join(v for v in ("$(POD_NAME)", "$(POD_IP)") if v in arg)
+                self._note(f"{pod}: {refs} -> the member's own value in {arg.split('=', 1)[0]}")
             if "=" in new:
                 name, value = new.split("=", 1)
                 if value in self.path_map:
@@ -310,7 +317,7 @@ class EtcdCluster:
                                    f"cluster expects {initial[m.pod_name]}")
 
     def _network(self) -> None:
-        net = _pick_subnet()
+        net = self._net
         hosts = list(net.hosts())
         gateway = hosts[0]
         _run("ip", "link", "add", self._bridge, "type", "bridge")

@@ -25,6 +25,7 @@ import os
 import re
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,8 @@ def test_cluster_forms_with_rendered_args(cluster: EtcdCluster) -> None:
     leaders = {cluster.status(i)["leader"] for i in range(REPLICAS)}
     assert len(leaders) == 1 and int(leaders.pop()) != 0, "all members must agree on one leader"
     # what the harness changed is only env expansion, cert paths, the data dir and the config emptyDir
-    assert all(("POD_NAME" in s) or ("/etc/karmada/pki/etcd/" in s) or ("/var/lib/etcd" in s) or ("/run/etcd" in s)
+    assert all(("POD_NAME" in s) or ("POD_IP" in s) or ("/etc/karmada/pki/etcd/" in s) or ("/var/lib/etcd" in s)
+               or ("/run/etcd" in s)
                for s in cluster.substitutions), cluster.substitutions
     assert "--listen-peer-urls=https://0.0.0.0:2380" in cluster.members[0].args
     # etcd itself ran from the config file prepare wrote (its only flag), and the decision was `new`
@@ -109,6 +111,19 @@ def test_cluster_forms_with_rendered_args(cluster: EtcdCluster) -> None:
             assert "joined as a new member" in log and config["initial-cluster-state"] == "existing", m.pod_name
     states = [json.loads((m.run_dir / "etcd.conf.yaml").read_text())["initial-cluster-state"] for m in cluster.members]
     assert states.count("new") >= 2, "a quorum of members created the cluster"
+
+
+def test_metrics_are_served_on_the_pod_address_only(cluster: EtcdCluster) -> None:
+    """Plain-HTTP metrics (and the probes' /livez, /readyz) bind `$(POD_IP)`, not every interface: the
+    kubelet's probes reach them, loopback inside the pod does not (the NetworkPolicy admits only the node)."""
+    probe = ("import sys, urllib.request\n"
+             "try: print(urllib.request.urlopen(sys.argv[1], timeout=2).status)\n"
+             "except OSError as exc: print('refused', type(exc).__name__)\n")
+    member = cluster.members[0]
+    assert f"--listen-metrics-urls=http://{member.ip}:2381" in member.args
+    on_pod_ip = cluster.run_in(0, sys.executable, "-c", probe, f"http://{member.ip}:2381/metrics").stdout.strip()
+    on_loopback = cluster.run_in(0, sys.executable, "-c", probe, "http://127.0.0.1:2381/metrics").stdout.strip()
+    assert on_pod_ip == "200" and on_loopback.startswith("refused"), (on_pod_ip, on_loopback)
 
 
 def test_quorum_loss_and_recovery(cluster: EtcdCluster) -> None:

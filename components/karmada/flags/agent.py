@@ -28,7 +28,8 @@ def agent_args(
     verbosity: int = 2,
 ) -> list[str]:
     """karmada-agent for a pull-mode member (ref §5.4). The agent's status and lease timing must
-    fit the controller-manager's grace period, so both come from the same FailoverSettings."""
+    fit the controller-manager's grace period, so both come from the same FailoverSettings. It creates its own
+    Cluster (with `spec.id` = its kube-system namespace's UID), renews its own certificate, reports no secrets."""
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?", cluster_name):
         raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
     if not api_endpoint.startswith("https://"):
@@ -45,7 +46,12 @@ def agent_args(
         args.append(f"--cluster-zones={','.join(zones)}")
     args += [
         f"--cluster-namespace={CLUSTER_NAMESPACE}",
-        "--controllers=*",
+        # certRotation is off by default (cmd/agent/app/agent.go controllersDisabledByDefault): the agent renews
+        # its own client certificate through the CSR API; the member keeps the key.
+        "--controllers=*,certRotation",
+        # No member token goes to the hub (the default KubeCredentials,KubeImpersonator creates an all-access
+        # member service account and uploads its token: pkg/util/credential.go); the hub never dials a Pull member.
+        "--report-secrets=None",
         f"--cluster-status-update-frequency={failover.status_update_frequency_s}s",
         f"--cluster-lease-duration={failover.lease_duration_s}s",
         f"--cluster-failure-threshold={failover.failure_threshold_s}s",

@@ -146,7 +146,10 @@ def etcd_args(
         f"--peer-trusted-ca-file={PATHS['etcd/ca.crt']}",
         f"--peer-cert-file={PATHS['etcd/peer.crt']}",
         f"--peer-key-file={PATHS['etcd/peer.key']}",
-        f"--listen-metrics-urls=http://0.0.0.0:{ETCD_METRICS_PORT}",
+        # Plain HTTP (kubelet probes send no client cert), but on the pod address only, not every interface;
+        # the NetworkPolicy admits only the local node (etcd v3.6.6 server/embed/etcd.go serves /metrics,
+        # /livez and /readyz on this listener).
+        f"--listen-metrics-urls=http://$(POD_IP):{ETCD_METRICS_PORT}",
         f"--cipher-suites={','.join(ETCD_CIPHER_SUITES)}",
         "--logger=zap",
         f"--log-level={log_level}",

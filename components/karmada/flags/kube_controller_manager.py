@@ -7,12 +7,16 @@ from collections.abc import Sequence
 from components.karmada.flags.common import KUBECONFIG_PATH, PATHS, SERVICE_CLUSTER_IP_RANGE, LeaderElection
 
 KCM_CONTROLLERS = (
-    "namespace", "garbagecollector", "serviceaccount-token", "ttl-after-finished", "bootstrapsigner",
+    "namespace", "garbagecollector", "serviceaccount-token", "ttl-after-finished",
     "tokencleaner", "csrcleaner", "csrsigning", "clusterrole-aggregation",
 )
-"""Ref §2.5 (chart, artifacts and init agree): only what a control plane without nodes needs —
-namespace deletion, owner-reference GC, SA tokens, bootstrap tokens for `karmadactl register`, and
-csrsigning so pull-mode agents get client certs signed by the Karmada CA."""
+"""Ref §2.5: only what a control plane without nodes needs — namespace deletion, owner-reference GC, SA tokens,
+tokencleaner (deletes expired Pull-join bootstrap tokens), csrsigning (signs the agents' CSRs with the Karmada CA
+once agentcsrapproving approved them) and csrcleaner. Upstream also runs `bootstrapsigner`, which only signs
+`kube-public/cluster-info` for `karmadactl register`'s anonymous discovery; the Pull join here pins the hub CA
+from the hub's outputs and the karmada-apiserver runs without anonymous auth, so there is nothing to sign."""
+AGENT_SIGNING_HOURS = 720
+"""The longest client certificate csrsigning issues (30 days): only agents' CSRs are approved here."""
 
 
 def kube_controller_manager_args(
@@ -20,7 +24,7 @@ def kube_controller_manager_args(
     controllers: Sequence[str] = KCM_CONTROLLERS,
     service_cluster_ip_range: str = SERVICE_CLUSTER_IP_RANGE,
     leader_election: LeaderElection = LeaderElection(),
-    cluster_signing_duration_h: int = 8760,
+    cluster_signing_duration_h: int = AGENT_SIGNING_HOURS,
     verbosity: int = 2,
 ) -> list[str]:
     """kube-controller-manager v1.35 against karmada-apiserver (ref §2.5).

@@ -1,0 +1,151 @@
+"""The runtime contract of the two containers a Pull member runs besides its agent: the join Job and the restart
+CronJob, both `agents/pull_join.py` on the pinned Python image (member_docs.join_objects, restart_objects).
+
+The join is what makes the agent's credential: it reads the bootstrap Secret PullJoin wrote, creates a CSR at the
+hub with that token and writes Secret `karmada-system/karmada-kubeconfig`, which the agent mounts. That Secret is
+not a Pulumi resource (its key is made in the member and is in no state), so the contract checks model it as
+the join writes it (tests/contract/fleet.py, with the script's own kubeconfig and subject) and check that the
+agent's mount, identity and hub address follow from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from components.fleet import member_docs as docs
+from components.karmada.contract import APISERVER_TO, k, kube
+from components.kube.contract import (
+    Connection,
+    Contract,
+    Endpoint,
+    EnvVar,
+    Expects,
+    Fact,
+    FileFlag,
+    Makes,
+    Match,
+    Src,
+    Use,
+    View,
+    url_endpoint,
+)
+
+_SCRIPT = Src("karmada-hub", "this checkout", "agents/pull_join.py", "join")
+_RESTART = Src("karmada-hub", "this checkout", "agents/pull_join.py", "restart")
+_MEMBER_API = Src("karmada-hub", "this checkout", "agents/pull_join.py", "member_api")
+_ROTATION = k("pkg/controllers/certificate/cert_rotation_controller.go", "syncCertRotation")
+_TOKEN_AUTH = Src("karmada-io/karmada", "v1.18.2", "vendor/k8s.io/cluster-bootstrap/token/api/types.go",
+                  "BootstrapUserPrefix")
+_SA_FILES = (
+    FileFlag("member-token-file", "read", "the pod's service account token (its member)", _MEMBER_API,
+             default="/var/run/secrets/kubernetes.io/serviceaccount/token"),
+    FileFlag("member-ca-file", "read", "the member's CA", _MEMBER_API,
+             default="/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"),
+)
+_IN_CLUSTER = EnvVar("KUBERNETES_SERVICE_HOST", True, "the member API when --member-server is empty (in-cluster)",
+                     _MEMBER_API)
+_MEMBER = Connection("member kube-apiserver", "443", "HTTPS (service account token)", "in-cluster",
+                     "its own Secrets (and, for restart, the agent's pods and Deployment)", _MEMBER_API, external=True)
+
+
+def _hub_from_bootstrap_secret(view: View) -> Sequence[Endpoint]:
+    """The `server` of the bootstrap Secret the join reads (PullJoin writes the hub's karmadaApiEndpoint)."""
+    server = view.api_secret(view.flag("bootstrap-secret"), "server")
+    return [url_endpoint(server)] if server else []
+
+
+PULL_JOIN = Contract(
+    key="pull-join", title="Pull join (agents/pull_join.py join)",
+    upstream="this program, on python:3.12 (with the image's openssl)",
+    match=Match(script=docs.JOIN_SCRIPT, subcommand="join"),
+    rendered_by="components/fleet/member_docs.py join_objects", runs_in="each Pull member, namespace karmada-system",
+    env=(_IN_CLUSTER,),
+    files=_SA_FILES,
+    connections=(
+        Connection(APISERVER_TO, "32443", "HTTPS (bootstrap token, hub CA pinned)",
+                   "the bootstrap Secret's `server` (the hub's karmadaApiEndpoint: NodePort on the hub servers)",
+                   "creates its CSR and polls it until it is signed", _SCRIPT, resolve=_hub_from_bootstrap_secret),
+        _MEMBER,
+    ),
+    uses=(
+        Use("member", "", "secrets", ("get",), _SCRIPT, namespace=docs.AGENT_NAMESPACE,
+            names=(docs.AGENT_KUBECONFIG_SECRET, docs.AGENT_BOOTSTRAP_SECRET), credential="serviceaccount"),
+        Use("member", "", "secrets", ("update",), _SCRIPT, namespace=docs.AGENT_NAMESPACE,
+            names=(docs.AGENT_KUBECONFIG_SECRET,), credential="serviceaccount"),
+        Use("member", "", "secrets", ("delete",), _SCRIPT, namespace=docs.AGENT_NAMESPACE,
+            names=(docs.AGENT_BOOTSTRAP_SECRET,), credential="serviceaccount"),
+        Use("member", "", "secrets", ("create",), _SCRIPT, namespace=docs.AGENT_NAMESPACE,
+            credential="serviceaccount"),
+        Use("karmada", "certificates.k8s.io", "certificatesigningrequests", ("create", "get"),
+            Src("karmada-hub", "this checkout", "agents/pull_join.py", "request_certificate"),
+            credential="bootstrap-token"),
+    ),
+    makes=(
+        Makes("member", "Secret", docs.AGENT_KUBECONFIG_SECRET, True, "when the member holds no kubeconfig with a "
+              "tenth of its life left: created (a stale one replaced), key `karmada-kubeconfig`; afterwards the "
+              "agent's certRotation rewrites it in place", _SCRIPT, namespace=docs.AGENT_NAMESPACE),
+        Makes("karmada", "CertificateSigningRequest", "<cluster>-*", True, "one per join (generateName); "
+              "kube-controller-manager's csrcleaner removes it", _SCRIPT),
+    ),
+    expects=(
+        Expects("Secret `karmada-system/karmada-agent-bootstrap` (token, server, ca.crt) and the hub's "
+                "`kube-system/bootstrap-token-<id>`, an hour's token", "PullJoin, at apply time (no state)", _SCRIPT),
+        Expects("the hub's bootstrap RBAC: the token group may create/get CSRs (system:node-bootstrapper) and "
+                "`certificatesigningrequests/clusteragent` (what agentcsrapproving checks)",
+                "the hub stack (member_docs.bootstrap_rbac)", k("pkg/controllers/certificate/approver/"
+                                                                "agent_csr_approving.go", "authorize")),
+        Expects("karmada-controller-manager's agentcsrapproving and kube-controller-manager's csrsigning "
+                "(kubernetes.io/kube-apiserver-client) running", "the hub stack", k(
+                    "pkg/controllers/certificate/approver/agent_csr_approving.go", "Reconcile")),
+        Expects("an `openssl` binary in the image (EC P-256 key and CSR); python:3.12-slim-bookworm installs "
+                "`ca-certificates`, which depends on `openssl`", "the pinned image",
+                Src("docker-library/python", "23c83c5a", "3.12/slim-bookworm/Dockerfile", pinned=False)),
+    ),
+    exits=(
+        Fact("missing argument (argparse, exit 2); no bootstrap Secret, a Denied/Failed CSR, no certificate within "
+             "--timeout, a certificate for another key, an API error (exit 1, one line, never a token or key)",
+             _SCRIPT),
+    ),
+    facts=(
+        Fact("the key is made in the pod and leaves it only inside the member's Secret; the CSR asks for CN "
+             "`system:karmada:agent:<cluster>`, O `system:karmada:agents`, client auth, --cert-seconds", _SCRIPT),
+        Fact("the bootstrap token authenticates as `system:bootstrap:<id>` in groups `system:bootstrappers` and "
+             "its `auth-extra-groups`", _TOKEN_AUTH),
+        Fact("the bootstrap group's CSR rights are kube-apiserver's built-in system:node-bootstrapper "
+             "(create, get, list, watch)", kube("plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go",
+                                                "ClusterRoles")),
+    ),
+    kubeconfig_flags=(),
+)
+
+AGENT_RESTART = Contract(
+    key="pull-agent-restart", title="Pull agent restart (agents/pull_join.py restart)",
+    upstream="this program, on python:3.12 (with the image's openssl)",
+    match=Match(script=docs.JOIN_SCRIPT, subcommand="restart"),
+    rendered_by="components/fleet/member_docs.py restart_objects", runs_in="each Pull member, namespace karmada-system",
+    env=(_IN_CLUSTER,),
+    files=_SA_FILES,
+    connections=(_MEMBER,),
+    uses=(
+        Use("member", "", "secrets", ("get",), _RESTART, namespace=docs.AGENT_NAMESPACE,
+            names=(docs.AGENT_KUBECONFIG_SECRET,), credential="serviceaccount"),
+        Use("member", "", "pods", ("list",), _RESTART, namespace=docs.AGENT_NAMESPACE, credential="serviceaccount"),
+        Use("member", "apps", "deployments", ("get", "patch"), _RESTART, namespace=docs.AGENT_NAMESPACE,
+            names=(docs.AGENT_NAME,), credential="serviceaccount"),
+    ),
+    expects=(
+        Expects("the agent's kubeconfig Secret", "the join (then the agent's certRotation)", _ROTATION),
+    ),
+    exits=(
+        Fact("missing argument (argparse, exit 2); no kubeconfig Secret or no client certificate in it, an API "
+             "error (exit 1)", _RESTART),
+    ),
+    facts=(
+        Fact("the agent reads its kubeconfig only at start and certRotation rewrites the Secret; the restart rolls "
+             "the Deployment (a pod-template annotation naming the certificate's notBefore) when a container "
+             "started before the new certificate plus two minutes (kubelet's Secret refresh)", _ROTATION),
+    ),
+    kubeconfig_flags=(),
+)
+
+CONTRACTS: tuple[Contract, ...] = (PULL_JOIN, AGENT_RESTART)

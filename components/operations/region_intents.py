@@ -1,0 +1,103 @@
+"""What a hub serves: its region stacks' intents, read from their stack files in this checkout.
+
+A hub stack (`regionStacks: [prod-fsn1, …]`) owns everything a region's identity cannot be trusted to write:
+the Cluster objects of Push members (a `secretRef` is content RBAC cannot constrain, and the aggregated
+apiserver runs no admission), the Pull agents' RBAC (creating a Role needs its permissions or `escalate`),
+tenant namespaces, estimator workloads and their serving certificates, and the region identities with their
+RBAC. It reads each region's members, tenants and identity CSR from that region's own stack file, so a
+member is declared once. An all-in-one stack serves its own members; a region stack serves nothing.
+
+Every problem is a `ConfigError` naming the file and key: a named file that does not exist or is no region
+stack of this hub, two files for one region, a member name or Pull token id used twice across the fleet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from components.config import ConfigError, FleetConfig, MemberConfig, TenantConfig, read_stack_file
+from components.fleet.member_docs import token_id
+
+STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+
+
+@dataclass(frozen=True)
+class RegionIntent:
+    """One region stack as its hub reads it."""
+
+    stack: str
+    region: str
+    config: FleetConfig
+
+    @property
+    def members(self) -> list[MemberConfig]:
+        return [m for m in self.config.members if m.region == self.region]
+
+    @property
+    def tenants(self) -> list[TenantConfig]:
+        return list(self.config.tenants)
+
+    @property
+    def identity_csr(self) -> str | None:
+        return self.config.identity_csr
+
+
+def region_intents(config: FleetConfig, this_stack: str | None, stacks_dir: Path = STACKS_DIR) -> list[RegionIntent]:
+    """The hub's region stacks, validated against this hub; [] for other roles. `this_stack` None: only read
+    (for counting what the hub runs), without checking that each file names this hub."""
+    if config.role != "hub":
+        return []
+    out: list[RegionIntent] = []
+    for name in config.region_stacks:
+        rel = f"stacks/Pulumi.{name}.yaml"
+        region_config = read_stack_file(stacks_dir / f"Pulumi.{name}.yaml", rel)
+        if region_config.role != "region" or region_config.region is None or region_config.hub_stack is None:
+            raise ConfigError(f"{rel}: karmada-hub:role: listed in stacks/Pulumi.{this_stack}.yaml regionStacks "
+                              "but is not a region stack (role: region)")
+        if this_stack is not None and region_config.hub_stack.stack.rsplit("/", 1)[-1] != this_stack:
+            raise ConfigError(f"{rel}: karmada-hub:hubStack.stack: {region_config.hub_stack.stack} is not "
+                              f"{this_stack}, which lists this stack in regionStacks")
+        out.append(RegionIntent(stack=name, region=region_config.region, config=region_config))
+    _check_fleet(out)
+    return out
+
+
+def _check_fleet(intents: Sequence[RegionIntent]) -> None:
+    regions: dict[str, str] = {}
+    members: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+    for intent in intents:
+        rel = f"stacks/Pulumi.{intent.stack}.yaml"
+        if intent.region in regions:
+            raise ConfigError(f"{rel}: karmada-hub:region: {intent.region} is also rolled out by "
+                              f"stacks/Pulumi.{regions[intent.region]}.yaml; one stack per region")
+        regions[intent.region] = intent.stack
+        for i, m in enumerate(intent.config.members):
+            if m.name in members:
+                raise ConfigError(f"{rel}: karmada-hub:members[{i}].name: {m.name} is also a member in "
+                                  f"stacks/Pulumi.{members[m.name]}.yaml")
+            members[m.name] = intent.stack
+            if m.sync_mode == "Pull":
+                tid = token_id(m.name)
+                if tid in tokens:
+                    raise ConfigError(f"{rel}: karmada-hub:members[{i}].name: {m.name}'s bootstrap token id {tid} "
+                                      f"collides with {tokens[tid]}'s; rename one of them")
+                tokens[tid] = m.name
+
+
+def fleet_members(config: FleetConfig, intents: Sequence[RegionIntent]) -> list[MemberConfig]:
+    """Every member the hub's own objects (Clusters, agent RBAC, estimators) are for."""
+    if config.role == "all-in-one":
+        return list(config.members)
+    return [m for intent in intents for m in intent.members]
+
+
+def fleet_tenants(config: FleetConfig, intents: Sequence[RegionIntent]) -> list[TenantConfig]:
+    """Every tenant whose namespace the hub creates (one per namespace, in region order)."""
+    tenants = list(config.tenants) if config.role == "all-in-one" else [t for i in intents for t in i.tenants]
+    seen: dict[str, TenantConfig] = {}
+    for t in tenants:
+        seen.setdefault(t.namespace, t)
+    return list(seen.values())

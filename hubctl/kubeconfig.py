@@ -1,0 +1,56 @@
+"""`hubctl kubeconfig <stack> karmada|host`: an admin kubeconfig, read from the hub stack's own state.
+
+The hub exports no admin credential (every output of a hub stack is copied into each region stack's state by its
+StackReference). The program's own admin kubeconfigs live in the hub's state only, as the readiness gates'
+outputs (`karmada-apiserver-ready`, `hub-api-ready`), which `pulumi stack export --show-secrets` decrypts for
+whoever may decrypt that stack. The server becomes the stack's public endpoint (the DNS name) when it has one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import yaml
+
+from components.config import ConfigError
+
+GATES = {"karmada": ("karmada-apiserver-ready", "karmadaApiEndpoint"), "host": ("hub-api-ready", "hubApiEndpoint")}
+_SECRET_KEY = "4dabf18193072939515e22adb298388d"
+
+
+def _plain(value: Any, what: str) -> Any:
+    if isinstance(value, dict) and _SECRET_KEY in value:
+        if "plaintext" not in value:
+            raise ConfigError(f"{what} is encrypted in this export: run `pulumi stack export --show-secrets`")
+        return json.loads(value["plaintext"])
+    return value
+
+
+def admin_kubeconfig(export: dict[str, Any], api: str) -> str:
+    """The admin kubeconfig for `api` from a `pulumi stack export --show-secrets` document."""
+    gate_name, endpoint_output = GATES[api]
+    resources = (export.get("deployment") or {}).get("resources") or []
+    gates = [r for r in resources if r.get("type") == "pulumi-python:dynamic:Resource"
+             and str(r.get("urn", "")).endswith(f"::{gate_name}")]
+    if len(gates) != 1:
+        raise ConfigError(f"this is not a hub stack's state (no {gate_name} resource); use the hub or all-in-one "
+                          "stack")
+    config = yaml.safe_load(_plain((gates[0].get("outputs") or {}).get("kubeconfig"), f"{gate_name}.kubeconfig"))
+    stack = next((r for r in resources if r.get("type") == "pulumi:pulumi:Stack"), {})
+    endpoint = _plain((stack.get("outputs") or {}).get(endpoint_output), endpoint_output)
+    if isinstance(endpoint, str) and endpoint.startswith("https://"):
+        config["clusters"][0]["cluster"]["server"] = endpoint
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def export_stack(stack: str) -> dict[str, Any]:
+    try:
+        result = subprocess.run(["pulumi", "stack", "export", "--show-secrets", "--stack", stack],
+                                capture_output=True, text=True, timeout=300, check=False)
+    except FileNotFoundError:
+        raise ConfigError("the Pulumi CLI is not installed (pulumi stack export)") from None
+    if result.returncode != 0:
+        raise ConfigError(f"pulumi stack export --stack {stack} failed: {result.stderr.strip().splitlines()[-1:]}")
+    return json.loads(result.stdout)

@@ -1,0 +1,368 @@
+"""The Pull join end to end, against fake API servers that enforce the rendered RBAC (no cluster needed).
+
+The hub is a fake karmada-apiserver serving TLS with the karmada-apiserver certificate prod-hub renders, verifying
+client certificates against the rendered Karmada CA, authenticating bootstrap tokens from the Secrets it holds,
+authorizing with prod-hub's rendered Roles and bindings, and approving and signing CSRs as karmada-controller-
+manager's agentcsrapproving and kube-controller-manager's csrsigning do at v1.18.2/v1.35 (the approver's checks
+from pkg/controllers/certificate/approver/agent_csr_approving.go, its SubjectAccessReview against the same RBAC,
+signed with the rendered Karmada CA key, capped at `--cluster-signing-duration`). The member is a fake
+kube-apiserver authorizing with the Roles prod-fsn1 renders into member prod-fsn1-b.
+
+1. PullJoin's create (as the region stack runs it, with the region's rendered identity) writes the hub's bootstrap
+   token and the member's bootstrap Secret; what it returns holds no token.
+2. agents/pull_join.py runs for real (`python3` with the rendered Job's arguments, the real `openssl` making the
+   key and CSR), gets its certificate with the token and writes the agent's kubeconfig into the member.
+3. That kubeconfig opens a real mutual-TLS session to the hub, as the agent, and the rendered agent RBAC lets it
+   do what the agent does (create/update its Cluster, its two leases, its self-rotation CSR) and nothing else.
+Also: a second join is a no-op, an expired token is refused, a token cannot buy more than an agent's rights, and
+the restart CronJob rolls exactly the agents that run an older certificate.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import ipaddress
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from agents import pull_join as script
+from components.fleet import member_docs as docs
+from components.fleet import pull_join
+from components.kube.api_client import KubeApi
+from components.kube.kubeconfig import kubeconfig
+from components.trust import region_rbac
+from hubctl.mocks import unwrap
+from hubctl.plan import Plan
+from tests.support.fake_apiserver import FakeApiServer, User
+from tests.support.rbac import NODE_BOOTSTRAPPER, Rbac
+from tests.support.rendered import find, objects, secret_files
+from tests.support.tools import REPO, require_tool
+
+MEMBER = "prod-fsn1-b"
+SIGNING_CAP = dt.timedelta(hours=720)
+ADMIN_TOKEN, JOIN_TOKEN, RESTART_TOKEN = "member-admin", "join-sa-token", "restart-sa-token"
+USAGES_FULL = {"digital signature", "key encipherment", "client auth"}
+
+
+def _rbac_objects(plan: Plan, target: str) -> list[dict[str, Any]]:
+    return [o for t, o in objects(plan) if t == target and o["kind"] in (
+        "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")]
+
+
+def _record(plan: Plan, name: str) -> Any:
+    return next(r for r in plan.records if r.name == name)
+
+
+# ------------------------------------------------------------------------------- the approver + signer
+
+
+class Approver:
+    """agentcsrapproving (recognize, SubjectAccessReview on the CSR's user) followed by csrsigning."""
+
+    def __init__(self, server: FakeApiServer, ca_cert: x509.Certificate, ca_key: Any) -> None:
+        self.server, self.ca_cert, self.ca_key = server, ca_cert, ca_key
+
+    def __call__(self, t: Any, obj: dict[str, Any], _user: User) -> None:
+        if t.resource != "certificatesigningrequests":
+            return
+        spec = obj["spec"]
+        csr = x509.load_pem_x509_csr(base64.b64decode(spec["request"]))
+        orgs = [a.value for a in csr.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+        cn = csr.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value
+        try:
+            csr.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+            has_sans = True
+        except x509.ExtensionNotFound:
+            has_sans = False
+        usages = set(spec.get("usages") or [])
+        if (spec.get("signerName") != "kubernetes.io/kube-apiserver-client" or orgs != ["system:karmada:agents"]
+                or not str(cn).startswith("system:karmada:agent:") or has_sans
+                or usages not in (USAGES_FULL, {"digital signature", "client auth"})):
+            return  # not an agent CSR: left pending
+        from tests.support.rbac import Request
+
+        subresources = (["selfclusteragent"] if spec["username"] == cn else []) + ["clusteragent"]
+        if not any(self.server.rbac.allowed(Request(spec["username"], "create", "certificates.k8s.io",
+                                                    f"certificatesigningrequests/{sub}", groups=tuple(spec["groups"])))
+                   for sub in subresources):
+            return
+        obj["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "AutoApproved"}]}
+        now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        life = min(dt.timedelta(seconds=int(spec.get("expirationSeconds", 10**9))), SIGNING_CAP)
+        cert = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(self.ca_cert.subject)
+                .public_key(csr.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - dt.timedelta(seconds=1)).not_valid_after(now + life)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+                .sign(self.ca_key, hashes.SHA256()))
+        obj["status"]["certificate"] = base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
+
+
+def _member_tls(tmp: Path) -> tuple[str, str, str]:
+    """A CA and a 127.0.0.1 serving certificate for the fake member API server."""
+    now = dt.datetime.now(dt.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "member-ca")])
+    ca = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(ca_key.public_key())
+          .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
+    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "member")]))
+            .issuer_name(name).public_key(key.public_key()).serial_number(2).not_valid_before(now)
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False).sign(ca_key, hashes.SHA256()))
+    pem = lambda c: c.public_bytes(serialization.Encoding.PEM).decode()  # noqa: E731
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    return pem(ca), pem(leaf), key_pem
+
+
+# ------------------------------------------------------------------------------------------- fixtures
+
+
+class Lab:
+    def __init__(self, hub: FakeApiServer, member: FakeApiServer, member_ca: str, karmada_ca: str, tmp: Path,
+                 writer: str, job_args: list[str], restart_args: list[str]) -> None:
+        self.hub, self.member, self.member_ca, self.karmada_ca, self.tmp = hub, member, member_ca, karmada_ca, tmp
+        self.writer, self.job_args, self.restart_args = writer, job_args, restart_args
+
+    def member_api(self, token: str = ADMIN_TOKEN) -> KubeApi:
+        return KubeApi(server=self.member.url, ca_pem=self.member_ca, token=token)
+
+    def run(self, args: list[str], token: str) -> subprocess.CompletedProcess[str]:
+        (self.tmp / "token").write_text(token)
+        (self.tmp / "ca.crt").write_text(self.member_ca)
+        argv = [*args, f"--member-server={self.member.url}", f"--member-token-file={self.tmp / 'token'}",
+                f"--member-ca-file={self.tmp / 'ca.crt'}"]
+        return subprocess.run([sys.executable, str(REPO / "agents" / "pull_join.py"), *argv], capture_output=True,
+                              text=True, timeout=120)
+
+    def member_secret(self, name: str) -> dict[str, Any] | None:
+        return self.member.objects.get(("/secrets", docs.AGENT_NAMESPACE, name))
+
+
+@pytest.fixture
+def lab(rendered_prod: dict[str, Plan], tmp_path: Path) -> Iterator[Lab]:
+    require_tool("openssl", "Debian package openssl (the join makes its key and CSR with it)")
+    hub_plan, region_plan = rendered_prod["prod-hub"], rendered_prod["prod-fsn1"]
+    api = secret_files(find(hub_plan, "host", "Secret", "karmada-apiserver-pki"))
+    ca_key = serialization.load_pem_private_key(
+        unwrap(_record(hub_plan, "karmada-pki-ca-key").outputs)["privateKeyPem"].encode(), None)
+    ca_cert = x509.load_pem_x509_certificate(api["ca.crt"].encode())
+    hub = FakeApiServer(tmp_path, api["apiserver.crt"], api["apiserver.key"], api["ca.crt"],
+                        Rbac(_rbac_objects(hub_plan, "karmada"), builtins=NODE_BOOTSTRAPPER))
+    hub.on_create.append(Approver(hub, ca_cert, ca_key))
+    member_ca, member_cert, member_key = _member_tls(tmp_path)
+    member_rbac = Rbac(_rbac_objects(region_plan, f"member-{MEMBER}"))
+    member = FakeApiServer(tmp_path, member_cert, member_key, None, member_rbac,
+                           static_tokens={
+                               ADMIN_TOKEN: User("capi-admin", ("system:masters",)),
+                               JOIN_TOKEN: User(f"system:serviceaccount:{docs.AGENT_NAMESPACE}:{docs.JOIN_NAME}"),
+                               RESTART_TOKEN: User(f"system:serviceaccount:{docs.AGENT_NAMESPACE}:{docs.RESTART_NAME}"),
+                           })
+    provider = _record(region_plan, "k8s-karmada")
+    writer = yaml.safe_load(unwrap(provider.inputs)["kubeconfig"])
+    writer["clusters"][0]["cluster"]["server"] = hub.url  # the fake plays api.hub.prod.example.com:32443
+    job = find(region_plan, f"member-{MEMBER}", "Job", docs.JOIN_NAME)
+    cron = find(region_plan, f"member-{MEMBER}", "CronJob", docs.RESTART_NAME)
+    job_args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+    restart_args = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    try:
+        yield Lab(hub, member, member_ca, api["ca.crt"], tmp_path, yaml.safe_dump(writer), job_args, restart_args)
+    finally:
+        hub.close()
+        member.close()
+
+
+def _pull_join(lab: Lab) -> dict[str, Any]:
+    return pull_join.join_once(KubeApi.from_kubeconfig(lab.writer), lab.member_api(), docs.token_id(MEMBER),
+                               lab.hub.url, lab.karmada_ca)
+
+
+# ---------------------------------------------------------------------------------------------- tests
+
+
+def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
+    facts = _pull_join(lab)
+    token_secret = lab.hub.objects[("/secrets", "kube-system", region_rbac.bootstrap_token_secret_name(MEMBER))]
+    token = f"{docs.token_id(MEMBER)}.{base64.b64decode(token_secret['data']['token-secret']).decode()}"
+    assert token not in json.dumps(facts) and token.split(".")[1] not in json.dumps(facts)  # never an output
+    assert set(facts) == {"tokenId", "joined", "expiresAt"} and facts["joined"] is False
+    expires = dt.datetime.fromisoformat(facts["expiresAt"].replace("Z", "+00:00"))
+    assert dt.timedelta(minutes=59) < expires - dt.datetime.now(dt.UTC) <= dt.timedelta(hours=1)
+    region_user = region_rbac.region_user("eu-fsn")
+    assert [s for u, m, _, s in lab.hub.log if u == region_user] == [201]  # created by SSA, with its own identity
+    bootstrap = lab.member_secret(docs.AGENT_BOOTSTRAP_SECRET)
+    assert bootstrap is not None and base64.b64decode(bootstrap["data"]["token"]).decode() == token
+
+    result = lab.run(lab.job_args, JOIN_TOKEN)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "join: joined"
+    assert token not in result.stdout + result.stderr
+    assert lab.member_secret(docs.AGENT_BOOTSTRAP_SECRET) is None  # consumed
+    secret = lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)
+    assert secret is not None
+    config = json.loads(base64.b64decode(secret["data"][docs.AGENT_KUBECONFIG_SECRET]))
+    assert config["current-context"] == f"{MEMBER}@karmada-apiserver"
+    (user,) = config["users"]
+    assert user["name"] == MEMBER  # certRotation names its CSRs after the kubeconfig's user
+    cert = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"]))
+    key = serialization.load_pem_private_key(base64.b64decode(user["user"]["client-key-data"]), None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == "secp256r1"
+    assert cert.public_key().public_numbers() == key.public_key().public_numbers()
+    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(lab.karmada_ca.encode()))
+    assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == docs.agent_user(MEMBER)
+    assert [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)] == [
+        "system:karmada:agents"]
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc <= SIGNING_CAP + dt.timedelta(seconds=1)
+    (csr,) = [o for (r, _, _), o in lab.hub.objects.items() if r.endswith("certificatesigningrequests")]
+    assert csr["spec"]["username"] == f"system:bootstrap:{docs.token_id(MEMBER)}"
+    assert csr["spec"]["expirationSeconds"] == docs.AGENT_CERT_SECONDS
+    assert csr["status"]["conditions"][0]["reason"] == "AutoApproved"
+
+    # The agent's credential at the hub, over real mutual TLS, with the rendered agent RBAC.
+    agent = KubeApi.from_kubeconfig(json.dumps(config))
+    clusters = "/apis/cluster.karmada.io/v1alpha1/clusters"
+    mine = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": MEMBER},
+            "spec": {"syncMode": "Pull", "id": "kube-system-uid"}}
+    assert agent.request("GET", clusters)[0] == 200  # Validate lists every Cluster
+    assert agent.request("POST", clusters, mine)[0] == 201
+    changed = {**mine, "spec": {**mine["spec"], "region": "eu-fsn"}}
+    assert agent.request("PUT", f"{clusters}/{MEMBER}", changed)[0] == 200  # CreateOrUpdateClusterObject
+    assert agent.request("PUT", f"{clusters}/{MEMBER}/status", mine)[0] in (200, 404)
+    assert agent.request("DELETE", f"{clusters}/{MEMBER}")[0] == 403
+    lab.hub.put(f"{clusters}/prod-fsn1-a", {"metadata": {"name": "prod-fsn1-a"}, "spec": {}})
+    assert agent.request("PUT", f"{clusters}/prod-fsn1-a", {"metadata": {"name": "prod-fsn1-a"}})[0] == 403
+    leases = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+    for ns, name in (("karmada-cluster", MEMBER), ("karmada-system", docs.agent_leader_lease(MEMBER))):
+        lease = {"metadata": {"name": name}, "spec": {}}
+        assert agent.request("POST", leases.format(ns=ns), lease)[0] == 201
+        assert agent.request("PUT", leases.format(ns=ns) + f"/{name}", lease)[0] == 200
+    lab.hub.put(leases.format(ns="karmada-system") + "/karmada-controller-manager",
+                {"metadata": {"name": "karmada-controller-manager"}})
+    assert agent.request("PUT", leases.format(ns="karmada-system") + "/karmada-controller-manager",
+                         {"metadata": {"name": "karmada-controller-manager"}})[0] == 403  # no other leader lock
+    assert agent.request("GET", "/api/v1/namespaces/karmada-cluster/secrets/prod-fsn1-a")[0] == 403
+    assert agent.request("GET", "/api/v1/namespaces/kube-system/secrets")[0] == 403
+
+    # certRotation: the agent asks for its next certificate itself (the self-approval path).
+    work = lab.tmp / "rotate"
+    work.mkdir()
+    _, next_csr = script.make_key_and_csr(str(work), MEMBER)
+    body = {"metadata": {"name": f"{MEMBER}-next"},
+            "spec": {"request": base64.b64encode(next_csr).decode(), "signerName": script.SIGNER,
+                     "usages": script.USAGES, "expirationSeconds": docs.AGENT_CERT_SECONDS}}
+    status, _ = agent.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", body)
+    assert status == 201
+    rotated = lab.hub.objects[("certificates.k8s.io/certificatesigningrequests", "", f"{MEMBER}-next")]
+    assert rotated["status"]["certificate"] and rotated["spec"]["username"] == docs.agent_user(MEMBER)
+
+    # A second join is a no-op, and PullJoin sees the member is joined.
+    again = lab.run(lab.job_args, JOIN_TOKEN)
+    assert again.returncode == 0 and again.stdout.strip() == "join: already joined", again.stderr
+    assert _pull_join(lab)["joined"] is True
+
+
+def test_an_expired_token_is_refused(lab: Lab) -> None:
+    _pull_join(lab)
+    lab.hub.now = lambda: dt.datetime.now(dt.UTC) + dt.timedelta(hours=1, minutes=1)
+    result = lab.run([*lab.job_args[:-1], "--timeout=5"], JOIN_TOKEN)
+    assert result.returncode == 1
+    assert result.stderr.strip() == "join: error: creating the CertificateSigningRequest failed: HTTP 401 Unauthorized"
+    assert lab.member_secret(docs.AGENT_KUBECONFIG_SECRET) is None
+
+
+def test_without_a_bootstrap_secret_the_join_says_what_to_do(lab: Lab) -> None:
+    result = lab.run(lab.job_args, JOIN_TOKEN)
+    assert result.returncode == 1
+    assert "bump the member's joinGeneration in its stack file and up the region stack" in result.stderr
+
+
+def test_the_join_account_may_touch_only_its_two_secrets(lab: Lab) -> None:
+    api = lab.member_api(JOIN_TOKEN)
+    assert api.request("GET", "/api/v1/namespaces/karmada-system/secrets/other")[0] == 403
+    assert api.request("GET", "/api/v1/namespaces/karmada-system/secrets")[0] == 403
+    assert api.request("GET", "/api/v1/namespaces/karmada-system/secrets/karmada-kubeconfig")[0] == 404  # allowed
+
+
+def test_a_token_buys_no_more_than_an_agent_identity(lab: Lab) -> None:
+    """Upstream's approver cannot tie a CSR to a name, so a token holder may get a certificate for any
+    `system:karmada:agent:*` CN (karmada-io/karmada#7147). Without the rbac-generator binding, the CN that is
+    cluster-admin upstream can do nothing here."""
+    generator = User("system:karmada:agent:rbac-generator", ("system:karmada:agents", "system:authenticated"))
+    for method, path in (("GET", "/api/v1/namespaces/kube-system/secrets"),
+                         ("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"),
+                         ("GET", "/apis/cluster.karmada.io/v1alpha1/clusters/prod-fsn1-a")):
+        assert lab.hub.serve(generator, method, path, {"metadata": {"name": "x"}}, "application/json")[0] == 403
+
+
+def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> None:
+    _pull_join(lab)
+    assert lab.run(lab.job_args, JOIN_TOKEN).returncode == 0
+    secret = lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)
+    assert secret is not None
+    user = json.loads(base64.b64decode(secret["data"][docs.AGENT_KUBECONFIG_SECRET]))["users"][0]
+    issued = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"])
+                                            ).not_valid_before_utc
+    deployments = f"/apis/apps/v1/namespaces/{docs.AGENT_NAMESPACE}/deployments/{docs.AGENT_NAME}"
+    lab.member.put(deployments, {"metadata": {"name": docs.AGENT_NAME}, "spec": {"template": {"metadata": {}}}})
+
+    def pod(name: str, started: dt.datetime) -> None:
+        lab.member.put(f"/api/v1/namespaces/{docs.AGENT_NAMESPACE}/pods/{name}", {
+            "metadata": {"name": name, "labels": {"app": docs.AGENT_NAME}},
+            "status": {"containerStatuses": [{"state": {"running": {
+                "startedAt": started.strftime("%Y-%m-%dT%H:%M:%SZ")}}}]}})
+
+    pod("agent-new", issued + dt.timedelta(minutes=10))
+    fresh = lab.run(lab.restart_args, RESTART_TOKEN)
+    assert fresh.returncode == 0 and fresh.stdout.strip() == "restart: every agent runs the current certificate"
+    pod("agent-old", issued - dt.timedelta(days=20))
+    rolled = lab.run(lab.restart_args, RESTART_TOKEN)
+    assert rolled.returncode == 0, rolled.stderr
+    assert rolled.stdout.strip().startswith("restart: restarting agent-old for the certificate issued ")
+    deployment = lab.member.objects[("apps/deployments", docs.AGENT_NAMESPACE, docs.AGENT_NAME)]
+    mark = deployment["spec"]["template"]["metadata"]["annotations"][script.RESTART_ANNOTATION]
+    assert mark == issued.strftime("%Y-%m-%dT%H:%M:%SZ")
+    again = lab.run(lab.restart_args, RESTART_TOKEN)
+    assert again.stdout.strip() == f"restart: a rollout for the certificate issued {mark} is under way"
+
+
+def test_the_openssl_csr_has_exactly_the_agent_subject(tmp_path: Path) -> None:
+    require_tool("openssl", "Debian package openssl")
+    key_pem, csr_pem = script.make_key_and_csr(str(tmp_path), MEMBER)
+    csr = x509.load_pem_x509_csr(csr_pem)
+    assert csr.is_signature_valid
+    assert csr.subject.rfc4514_string() == f"CN={docs.agent_user(MEMBER)},O=system:karmada:agents"
+    assert not list(csr.extensions)  # no SANs (the approver refuses any), no extensions at all
+    assert (tmp_path / "agent.key").stat().st_mode & 0o077 == 0
+    key = serialization.load_pem_private_key(key_pem, None)
+    assert csr.public_key().public_numbers() == key.public_key().public_numbers()
+
+
+def test_kubeconfig_parsing_handles_the_rotated_yaml_form() -> None:
+    """certRotation rewrites the Secret with clientcmd.Write (YAML): the join and restart still find the cert."""
+    rotated = kubeconfig(MEMBER, "https://hub:32443", "CA", "CERT-PEM", "KEY-PEM")
+    assert script.client_cert(rotated) == b"CERT-PEM"
+    assert script.client_cert(json.dumps({"users": []})) is None
+
+
+def test_the_script_agrees_with_the_program_on_names() -> None:
+    """The CN the join asks for is the one the names check bounds and the agent RBAC binds; the Secret key is
+    the one certRotation reads (cert_rotation_controller.go KarmadaKubeconfigName) and PullJoin checks."""
+    from components.karmada import pki_spec
+
+    spec = pki_spec.agent_cert_spec("dev-hel1-a")
+    assert script.csr_subject("dev-hel1-a") == [("O", spec.organization[0]), ("CN", spec.common_name)]
+    assert spec.common_name == docs.agent_user("dev-hel1-a")
+    assert script.KUBECONFIG_KEY == docs.AGENT_KUBECONFIG_KEY == "karmada-kubeconfig"
