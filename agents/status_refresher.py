@@ -1,7 +1,7 @@
 """Status refresher: makes Karmada drop a dead member's address from Ingress and Service status.
 
 This runs inside the hub host cluster, not in Pulumi. It is stdlib-only because the file itself is the
-container's program: `components/fleet_dns.py` mounts it from a ConfigMap into a pinned Python image.
+container's program: `components/traffic/dns.py` mounts it from a ConfigMap into a pinned Python image.
 
 Why it exists (docs/traffic-failover.md, section 2, from Karmada v1.18.2 source): when a member becomes
 unreachable, Karmada evicts its bindings and deletes its Works, but the Works keep their

@@ -1643,43 +1643,22 @@ _CUSTOM_TYPES = frozenset(
 # ---------------------------------------------------------------------------------- other stacks' files
 
 
-STACK_FILE_MAX_BYTES = 1 << 20
-STACK_FILE_MAX_DEPTH = 32
-"""Bounds on another stack's file, as hubctl/safeyaml.py sets them for the CLI's own reads (the program cannot
-import the CLI): a stack file is a few kilobytes and nests 7 levels; aliases, which could expand without bound
-once pydantic walks the result, are refused outright (Pulumi never writes them)."""
-
-
 def read_stack_file(path: Any, stack_file: str) -> FleetConfig:
     """Another stack's `stacks/Pulumi.<stack>.yaml`, validated as that stack's FleetConfig: what a hub stack
-    reads of its region stacks (members, tenants, identity CSR). `secure:` values stay placeholders (a hub
-    cannot decrypt a region's secrets and never needs them); errors name `stack_file`."""
+    reads of its region stacks (members, tenants, identity CSR). Read with the same bounds as the CLI's own reads
+    (components/kube/safeyaml.py) and no aliases at all (Pulumi never writes them); `secure:` values stay
+    placeholders (a hub cannot decrypt a region's secrets and never needs them); errors name `stack_file`."""
     from pathlib import Path
 
-    import yaml
+    from components.kube import safeyaml
 
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{stack_file}: no such stack file")
-    data = path.read_bytes()
-    if len(data) > STACK_FILE_MAX_BYTES:
-        raise ConfigError(f"{stack_file}: {len(data)} bytes; a stack file is at most {STACK_FILE_MAX_BYTES}")
     try:
-        text = data.decode("utf-8-sig")
-        depth = 0
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                raise ConfigError(f"{stack_file}: line {event.start_mark.line + 1}: YAML aliases are not read in "
-                                  "another stack's file; write the value out")
-            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
-            if depth > STACK_FILE_MAX_DEPTH:
-                raise ConfigError(f"{stack_file}: line {event.start_mark.line + 1}: nested deeper than "
-                                  f"{STACK_FILE_MAX_DEPTH} levels")
-        doc = yaml.safe_load(text) or {}
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{stack_file}: not UTF-8 (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{stack_file}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        doc = safeyaml.load(path.read_bytes(), max_aliases=0) or {}
+    except safeyaml.YamlRefused as exc:
+        raise ConfigError(f"{stack_file}: {exc}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"{stack_file}: must be a mapping with a `config:` section")
     raw: dict[str, Any] = {}

@@ -115,7 +115,7 @@ def _add_policy(sub: argparse._SubParsersAction) -> None:
 
 def _add_drill(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("drill", help="kill a member of the live fleet, time every phase against the budget")
-    from hubctl.drill.run import add_arguments
+    from hubctl.drill.cli import add_arguments
 
     add_arguments(p)
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.kube.safeyaml import YamlRefused
+from components.kube.safeyaml import load as load_yaml
 from hubctl import replacement
-from hubctl.safeyaml import YamlRefused
-from hubctl.safeyaml import load as load_yaml
 
 
 class _Missing:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from hubctl import safeyaml
+from components.kube import safeyaml
 
 ROOT = Path(__file__).resolve().parent.parent
 ROLLOUT_FILE = Path("stacks") / "rollout.yaml"

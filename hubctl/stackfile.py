@@ -2,7 +2,7 @@
 
 Structured values become JSON strings (as the engine passes them), `secure:` values become
 placeholders (the offline plan never has the passphrase), and keys outside `karmada-hub:` are kept
-so provider settings stay visible to the program. The file is read with bounds (`hubctl/safeyaml.py`);
+so provider settings stay visible to the program. The file is read with bounds (`components/kube/safeyaml.py`);
 typos in top-level keys, namespaces and secure values are refused rather than silently ignored.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config import PROJECT, ConfigError
-from hubctl import safeyaml
+from components.kube import safeyaml
 
 
 @dataclass(frozen=True)

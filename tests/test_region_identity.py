@@ -288,16 +288,17 @@ def test_a_wrong_region_stack_list_is_one_line(edit: Any, message: str) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("config:\n  karmada-hub:role: region\n  karmada-hub:tenants: &t []\n  karmada-hub:x: *t\n",
-     "stacks/Pulumi.r.yaml: line 4: YAML aliases are not read in another stack's file; write the value out"),
+     "stacks/Pulumi.r.yaml: line 4, column 18: YAML aliases (*name) are not read here; write the value out"),
     ("config:\n  karmada-hub:labels: " + "[" * 40 + "]" * 40 + "\n",
-     "stacks/Pulumi.r.yaml: line 2: nested deeper than 32 levels"),
+     "stacks/Pulumi.r.yaml: line 2, column 53: nested more than 32 levels deep"),
     ("- config\n", "stacks/Pulumi.r.yaml: must be a mapping with a `config:` section"),
     ("config: {a: [}\n", "stacks/Pulumi.r.yaml: not valid YAML: "),
-    ("x" * ((1 << 20) + 1), "stacks/Pulumi.r.yaml: 1048577 bytes; a stack file is at most 1048576"),
+    ("x" * ((1 << 20) + 1), "stacks/Pulumi.r.yaml: is 1,048,577 bytes; a stack file may be at most 1,048,576"),
+    ("config:\n  a: 1\n  a: 2\n", "stacks/Pulumi.r.yaml: line 3, column 3: duplicate key 'a'"),
 ])
 def test_a_region_file_is_read_with_bounds(tmp_path: Any, text: str, message: str) -> None:
-    """A hub reads its region stacks' files itself (the CLI's bounded reader is not the program's): aliases,
-    which pydantic would expand, depth and size are refused with one line naming the file."""
+    """A hub reads its region stacks' files with the CLI's bounded reader (components/kube/safeyaml.py) and no
+    aliases at all: aliases, depth, size and duplicate keys are refused with one line naming the file."""
     from components.config import ConfigError, read_stack_file
 
     path = tmp_path / "Pulumi.r.yaml"

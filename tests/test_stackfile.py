@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from components.config import ConfigError
-from hubctl import safeyaml
+from components.kube import safeyaml
 from hubctl.stackfile import read_stack
 
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(

@@ -222,4 +222,3 @@ class LbDetach:
         self.lb_id = None
 
 
-METHODS = ("poweroff", "firewall", "lb-detach")

@@ -68,7 +68,7 @@ def _problem(exc: yaml.YAMLError, text: str) -> str:
     return " ".join(str(exc).split())
 
 
-def _check_events(text: str) -> None:
+def _check_events(text: str, max_aliases: int) -> None:
     depth = aliases = 0
     documents = 0
     for event in yaml.parse(text, Loader=Loader):
@@ -80,8 +80,11 @@ def _check_events(text: str) -> None:
             depth -= 1
         elif isinstance(event, yaml.AliasEvent):
             aliases += 1
-            if aliases > MAX_ALIASES:
-                raise YamlRefused(f"{_at(event.start_mark)}: more than {MAX_ALIASES} aliases (*name); write the "
+            if aliases > max_aliases:
+                if not max_aliases:
+                    raise YamlRefused(f"{_at(event.start_mark)}: YAML aliases (*name) are not read here; write the "
+                                      "value out")
+                raise YamlRefused(f"{_at(event.start_mark)}: more than {max_aliases} aliases (*name); write the "
                                   "values out")
         elif isinstance(event, yaml.DocumentStartEvent):
             documents += 1
@@ -137,13 +140,14 @@ def _check_nodes(node: yaml.Node) -> None:
             stack += current.value
 
 
-def load(data: bytes) -> Any:
-    """Decode, check and construct one YAML document; YamlRefused (one line) for anything unacceptable."""
+def load(data: bytes, max_aliases: int = MAX_ALIASES) -> Any:
+    """Decode, check and construct one YAML document; YamlRefused (one line) for anything unacceptable.
+    `max_aliases=0` refuses aliases outright (another stack's file, which Pulumi never writes with them)."""
     if len(data) > MAX_BYTES:
         raise YamlRefused(f"is {len(data):,} bytes; a stack file may be at most {MAX_BYTES:,}")
     text = decode(data)
     try:
-        _check_events(text)
+        _check_events(text, max_aliases)
         node = yaml.compose(text, Loader=Loader)
         if node is None:
             return None
