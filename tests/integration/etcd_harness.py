@@ -44,7 +44,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from cryptography import x509
@@ -95,6 +95,37 @@ def netns_unavailable_reason() -> str | None:
         return f"`ip netns add` failed: {res.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", probe], capture_output=True, timeout=10)
     return None
+
+
+ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test on a laptop that can't run the harness; fail it where KARMADA_HUB_REQUIRE_TOOLS=1 (CI)."""
+    import pytest
+
+    from tests.support.tools import tools_required
+
+    if tools_required():
+        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
+    pytest.skip(reason)
+
+
+def require_harness() -> str:
+    """The etcd binary the harness runs, once it is installed and network namespaces can be made here."""
+    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
+        unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
+    reason = netns_unavailable_reason()
+    if reason:
+        unavailable(reason)
+    return ETCD
+
+
+def require_etcdctl() -> str:
+    found = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
+    if found is None:
+        unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
+    return found
 
 
 def expand_env(arg: str, env: Mapping[str, str]) -> str:

@@ -21,10 +21,8 @@ Skips when /usr/bin/etcd or network namespaces are unavailable, unless KARMADA_H
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,19 +38,13 @@ from components.karmada.flags import (
     PKI_DIR,
     flag_values,
 )
-from tests.integration.etcd_harness import EtcdCluster, HarnessError, netns_unavailable_reason
+from tests.integration.etcd_harness import ETCD, EtcdCluster, HarnessError, require_etcdctl, require_harness
 from tests.integration.etcd_pod import rendered_etcd_pod
 
 pytestmark = pytest.mark.integration
 
-ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
 REPLICAS = 3
 
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("KARMADA_HUB_REQUIRE_TOOLS") == "1":
-        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
-    pytest.skip(reason)
 
 
 # ------------------------------------------------------------------------------------ fixture
@@ -60,11 +52,7 @@ def _unavailable(reason: str) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(rendered_dev: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
-    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
-        _unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
-    reason = netns_unavailable_reason()
-    if reason:
-        _unavailable(reason)
+    require_harness()
     pod = rendered_etcd_pod(rendered_dev, tmp_path_factory.mktemp("etcd-pod"))
     client_service = f"{ETCD_CLIENT_SERVICE}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
     with EtcdCluster([pod.main_args] * REPLICAS, pod.files, pod.client_cert, pod.client_key, etcd_binary=ETCD,
@@ -171,9 +159,7 @@ def test_backup_job_snapshots_with_its_rendered_command(cluster: EtcdCluster, re
     Substituted: the container paths of the three PKI files and of the snapshot, nothing else."""
     from tests.support.rendered import find, secret_files
 
-    etcdctl = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
-    if etcdctl is None:
-        _unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
+    etcdctl = require_etcdctl()
     cluster.wait_ready(range(REPLICAS), 60)
     cluster.put(1, "/it/backup/marker", "present")
     job = find(rendered_dev, "host", "CronJob", "etcd-backup")["spec"]["jobTemplate"]["spec"]["template"]["spec"]

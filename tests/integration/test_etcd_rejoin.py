@@ -16,37 +16,25 @@ member's pod again with the very same rendered command:
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import shutil
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.integration.etcd_harness import EtcdCluster, HarnessError, netns_unavailable_reason
+from tests.integration.etcd_harness import ETCD, EtcdCluster, HarnessError, require_harness
 from tests.integration.etcd_pod import rendered_etcd_pod
 
 pytestmark = pytest.mark.integration
 
-ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
 REPLICAS = 3
 
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("KARMADA_HUB_REQUIRE_TOOLS") == "1":
-        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture
 def cluster(rendered_dev: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
-    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
-        _unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
-    reason = netns_unavailable_reason()
-    if reason:
-        _unavailable(reason)
+    require_harness()
     pod = rendered_etcd_pod(rendered_dev, tmp_path_factory.mktemp("etcd-pod"))
     with EtcdCluster([pod.main_args] * REPLICAS, pod.files, pod.client_cert, pod.client_key, etcd_binary=ETCD,
                      path_map=pod.path_map, init=pod.init, start_timeout_s=90) as c:

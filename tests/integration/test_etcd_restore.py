@@ -28,7 +28,6 @@ import base64
 import os
 import re
 import secrets
-import shutil
 import subprocess
 import sys
 import time
@@ -41,33 +40,20 @@ import pytest
 from components.karmada.flags import CLUSTER_DOMAIN, ETCD_CLIENT_SERVICE, ETCD_SNAPSHOT_PATH, NAMESPACE, PKI_DIR
 from components.operations import etcd_backup_docs as backup_docs
 from components.operations import etcd_maintenance_docs as maintenance_docs
-from tests.integration.etcd_harness import EtcdCluster, HarnessError, netns_unavailable_reason
+from tests.integration.etcd_harness import ETCD, EtcdCluster, HarnessError, require_etcdctl, require_harness
 from tests.integration.etcd_pod import RenderedPod, rendered_etcd_pod
 from tests.integration.test_etcd_cluster import REPLICAS
 from tests.support.fake_s3 import FakeS3
 from tests.support.rendered import find, secret_files
-from tests.support.tools import REPO, tools_required
+from tests.support.tools import REPO
 
 pytestmark = pytest.mark.integration
 
-ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
 RUNBOOK = REPO / "docs" / "runbooks" / "restore-etcd.md"
 ETCD34 = {"etcdutl": "etcdctl", " --bump-revision 1000000000 --mark-compacted": ""}
 """The only changes to the runbook's blocks: etcd 3.4 has no etcdutl (its etcdctl does snapshot status/restore)
 and no revision bump."""
 
-
-def _unavailable(reason: str) -> None:
-    if tools_required():
-        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _etcdctl() -> str:
-    found = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
-    if found is None:
-        _unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
-    return str(found)
 
 
 def runbook_block(name: str) -> str:
@@ -105,11 +91,7 @@ def etcd_flags(pod: RenderedPod) -> list[str]:
 
 @pytest.fixture(scope="module")
 def source(etcd_pod: RenderedPod) -> Iterator[EtcdCluster]:
-    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
-        _unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
-    reason = netns_unavailable_reason()
-    if reason:
-        _unavailable(reason)
+    require_harness()
     client_service = f"{ETCD_CLIENT_SERVICE}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
     pod = etcd_pod
     with EtcdCluster([pod.main_args] * REPLICAS, pod.files, pod.client_cert, pod.client_key, etcd_binary=ETCD,
@@ -147,7 +129,7 @@ def _substitute(args: list[str], paths: dict[str, str]) -> list[str]:
 
 def test_backup_then_restore_with_the_runbook(source: EtcdCluster, etcd_pod: RenderedPod, rendered_dev: Any,
                                              tmp_path: Path) -> None:
-    etcdctl = _etcdctl()
+    etcdctl = require_etcdctl()
     source.wait_ready(range(REPLICAS), 60)
     before = {f"/restore-test/{i:04d}": secrets.token_hex(8 + i % 50) for i in range(300)}
     for n, (key, value) in enumerate(before.items()):
