@@ -7,11 +7,9 @@ A CA, a serving certificate for 127.0.0.1 and a client certificate are generated
 from __future__ import annotations
 
 import datetime as dt
-import http.server
 import ipaddress
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from components.hetzner.readiness import NotReady, wait_ready
+from tests.support.httpfake import Handler, LoopbackServer, server_tls
 
 FAST = {"timeout_seconds": 2.0, "interval_seconds": 0.2, "request_timeout_seconds": 0.5}
 
@@ -114,57 +113,44 @@ class Script:
         return answer
 
 
-def _handler(script: Script) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            peer = self.connection.getpeercert() or {}
-            cn = [v for rdn in peer.get("subject", ()) for k, v in rdn if k == "commonName"]
-            script.client_cns.extend(cn)
+def _handler(script: Script) -> type[Handler]:
+    class ReadyzHandler(Handler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server names it
+            cn = self.client_cn()
+            if cn:
+                script.client_cns.append(cn)
             if self.path != "/readyz":
-                self.send_error(404)
-                return
+                return self.reply(404, b"404 page not found\n")
             status, body = script.next()
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply(status, body.encode(), {"Content-Type": "text/plain"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    return Handler
+    return ReadyzHandler
 
 
-def _write(tmp: Path, name: str, text: str) -> str:
-    path = tmp / name
-    path.write_text(text)
-    return str(path)
+def k3s_tls(pki: Pki, tmp: Path, serving: Pair | None = None) -> ssl.SSLContext:
+    """Serving TLS like k3s with anonymous auth off: `serving` (default: the cert for 127.0.0.1) and a client
+    certificate from the client CA required."""
+    serving = serving or pki.server
+    serial = serving.cert.serial_number
+    files = {tmp / f"{serial}.crt": serving.cert_pem, tmp / f"{serial}.key": serving.key_pem,
+             tmp / "client-ca.crt": pki.client_ca.cert_pem}
+    for path, pem in files.items():
+        path.write_text(pem)
+    return server_tls(*map(str, files), require_client_cert=True)
 
 
 @pytest.fixture
 def serve(pki: Pki, tmp_path: Path) -> Iterator[Any]:
     """`serve(script, serving=pki.server)` -> URL of a TLS server on 127.0.0.1 that requires a client cert."""
-    servers: list[http.server.ThreadingHTTPServer] = []
+    servers: list[LoopbackServer] = []
 
     def start(script: Script, serving: Pair | None = None) -> str:
-        serving = serving or pki.server
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(_write(tmp_path, f"s{len(servers)}.crt", serving.cert_pem),
-                                _write(tmp_path, f"s{len(servers)}.key", serving.key_pem))
-        context.verify_mode = ssl.CERT_REQUIRED
-        context.load_verify_locations(cadata=pki.client_ca.cert_pem)
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        return f"https://127.0.0.1:{httpd.server_address[1]}/readyz"
+        servers.append(LoopbackServer(_handler(script), k3s_tls(pki, tmp_path, serving)))
+        return f"{servers[-1].url}/readyz"
 
     yield start
-    for httpd in servers:
-        httpd.shutdown()
-        httpd.server_close()
+    for server in servers:
+        server.close()
 
 
 def _call(url: str, pki: Pki, **kw: Any) -> float:

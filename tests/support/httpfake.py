@@ -2,7 +2,7 @@
 
 - `Handler`: a quiet `BaseHTTPRequestHandler` speaking HTTP/1.1 (keep-alive, as the clients under test expect)
   with `body()` / `json_body()` and `reply()` / `reply_json()`, which always send Content-Length so a kept-alive
-  connection never waits for an end of body;
+  connection never waits for an end of body, and `client_cn()`, the user a client certificate names;
 - `server_tls`: a serving `SSLContext` from certificate files, optionally verifying client certificates;
 - `LoopbackServer`: a `ThreadingHTTPServer` on a loopback address (port 0: a random free one), plain or TLS,
   serving from a daemon thread until `close()`.
@@ -33,6 +33,12 @@ class Handler(BaseHTTPRequestHandler):
     def json_body(self) -> Any:
         data = self.body()
         return json.loads(data) if data else None
+
+    def client_cn(self) -> str | None:
+        """The common name of the client certificate this connection presented (the user kube-apiserver would see);
+        None without one (plain HTTP, or TLS where the certificate was optional and not sent)."""
+        peer = self.connection.getpeercert() if isinstance(self.connection, ssl.SSLSocket) else None
+        return next((v for rdn in (peer or {}).get("subject", ()) for k, v in rdn if k == "commonName"), None)
 
     def reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
