@@ -7,10 +7,6 @@ at the last, and a pod that no StatefulSet owns does not hold it up.
 
 from __future__ import annotations
 
-import http.server
-import json
-import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +15,8 @@ from urllib.parse import unquote
 import pytest
 
 from components.hetzner.readiness import NotReady, node_problems, wait_node_ready
-from tests.test_readiness import Pki, pki  # noqa: F401 - the module-scoped PKI fixture
+from tests.support.httpfake import Handler, LoopbackServer
+from tests.test_readiness import Pki, k3s_tls, pki  # noqa: F401 - the module-scoped PKI fixture
 
 FAST = {"timeout_seconds": 3.0, "interval_seconds": 0.1, "request_timeout_seconds": 1.0}
 
@@ -52,8 +49,8 @@ def api(pki: Pki, tmp_path: Path) -> Iterator[tuple[str, list[tuple[int, Any, An
     seen: list[str] = []
     state = {"i": 0}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
+    class NodeApi(Handler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server names it
             seen.append(unquote(self.path))
             if self.path.startswith("/api/v1/nodes/"):
                 state["i"] += 1  # each poll asks for the node first, then for its pods
@@ -64,29 +61,13 @@ def api(pki: Pki, tmp_path: Path) -> Iterator[tuple[str, list[tuple[int, Any, An
                 body = pods
             else:
                 status, body = 404, {}
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply_json(status, body)
 
-        def log_message(self, *args: Any) -> None:
-            return
-
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    (tmp_path / "s.crt").write_text(pki.server.cert_pem)
-    (tmp_path / "s.key").write_text(pki.server.key_pem)
-    ctx.load_cert_chain(str(tmp_path / "s.crt"), str(tmp_path / "s.key"))
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    ctx.load_verify_locations(cadata=pki.client_ca.cert_pem)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    server = LoopbackServer(NodeApi, k3s_tls(pki, tmp_path))
     try:
-        yield f"https://127.0.0.1:{httpd.server_address[1]}", steps, seen
+        yield server.url, steps, seen
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        server.close()
 
 
 def test_waits_until_node_and_its_etcd_pod_are_back(api: Any, pki: Pki) -> None:  # noqa: F811
