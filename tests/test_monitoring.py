@@ -13,11 +13,9 @@ import socket
 import ssl
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from agents import hub_exporter as ex
 from components.karmada import flags, manifests
 from components.operations import monitoring_docs as docs
 from hubctl.plan import Plan, run_program
+from tests.support.httpfake import Handler, LoopbackServer, server_tls
 from tests.support.rendered import find, objects, secret_files
 from tests.support.schemas import SchemaError, validate_any
 from tests.support.tools import REPO, edited_stack, load_stack
@@ -184,42 +183,26 @@ def _serving(plan: Plan, component: str) -> tuple[str, str]:
             _secret_of_flag(plan, component, args["tls-private-key-file"]))
 
 
-class FakeMetricsServer:
+def _mtls(tmp: Path, name: str, cert: str, key: str, client_ca: str) -> ssl.SSLContext:
+    """Serving TLS with a rendered certificate that requires a client certificate from `client_ca`."""
+    files = {tmp / f"{name}.crt": cert, tmp / f"{name}.key": key, tmp / f"{name}-client-ca.crt": client_ca}
+    for path, pem in files.items():
+        path.write_text(pem)
+    return server_tls(*map(str, files), require_client_cert=True)
+
+
+def fake_metrics_server(tmp: Path, cert: str, key: str, client_ca: str, allowed: dict[str, list[dict[str, Any]]]
+                        ) -> LoopbackServer:
     """Serves /metrics over TLS with a component's rendered serving certificate, requires a client certificate
     from the Karmada CA, and applies the rendered RBAC to its user the way kube-apiserver does."""
 
-    def __init__(self, tmp: Path, cert: str, key: str, client_ca: str, allowed: dict[str, list[dict[str, Any]]]):
-        paths = {}
-        for name, pem in (("crt", cert), ("key", key), ("ca", client_ca)):
-            paths[name] = tmp / f"server.{name}"
-            paths[name].write_text(pem)
+    class MetricsHandler(Handler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server names it
+            ok = any(self.path in r.get("nonResourceURLs", []) and "get" in r["verbs"]
+                     for r in allowed.get(self.client_cn() or "", []))
+            self.reply(200 if ok else 403, b"up 1\n" if ok else b"forbidden\n")
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                user = dict(x[0] for x in self.connection.getpeercert()["subject"])["commonName"]
-                ok = any(self.path in r.get("nonResourceURLs", []) and "get" in r["verbs"]
-                         for r in allowed.get(user, []))
-                body = b"up 1\n" if ok else b"forbidden\n"
-                self.send_response(200 if ok else 403)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(str(paths["crt"]), str(paths["key"]))
-        ctx.load_verify_locations(str(paths["ca"]))
-        ctx.verify_mode = ssl.CERT_REQUIRED
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    return LoopbackServer(MetricsHandler, _mtls(tmp, "metrics-serving", cert, key, client_ca))
 
 
 def _scrape(port: int, tls_config: dict[str, Any], secret: dict[str, str], tmp: Path, path: str = "/metrics"
@@ -257,7 +240,7 @@ def test_scrapes_with_the_rendered_identity_succeed_in_real_tls(rendered_dev: Pl
                     and r["metadata"]["name"] == o["roleRef"]["name"]]
             for subject in o.get("subjects", []):
                 rbac.setdefault(subject["name"], []).extend(role[0]["rules"] if role else [])
-    server = FakeMetricsServer(tmp_path, cert, key, ca, rbac)
+    server = fake_metrics_server(tmp_path, cert, key, ca, rbac)
     try:
         assert _scrape(server.port, tls_config, secret, tmp_path) == (200, b"up 1\n")
         assert _scrape(server.port, tls_config, secret, tmp_path, "/api/v1/secrets")[0] == 403  # nothing else
@@ -297,33 +280,20 @@ def fake_karmada(rendered_dev: Plan, tmp_path: Path) -> Iterator[tuple[str, list
         {"metadata": {"name": "dev-hel1-a"}, "spec": {"syncMode": "Pull"},
          "status": {"conditions": [{"type": "Ready", "status": "False"}]}}]}).encode()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            user = dict(x[0] for x in self.connection.getpeercert()["subject"])["commonName"]
+    class KarmadaApi(Handler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server names it
+            user = self.client_cn()
             seen.append(f"{user} {self.path}")
             allowed = user == docs.EXPORTER_USER and self.path == ex.CLUSTERS_PATH and role["rules"] == [
                 {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["list"]}]
-            data = body if allowed else b"{}"
-            self.send_response(200 if allowed else 403)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply(200 if allowed else 403, body if allowed else b"{}")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    for name in ("apiserver.crt", "apiserver.key", "ca.crt"):
-        (tmp_path / name).write_text(api[name])
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(tmp_path / "apiserver.crt"), str(tmp_path / "apiserver.key"))
-    ctx.load_verify_locations(str(tmp_path / "ca.crt"))
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"https://localhost:{httpd.server_address[1]}", seen
-    httpd.shutdown()
-    httpd.server_close()
+    server = LoopbackServer(KarmadaApi, _mtls(tmp_path, "karmada-apiserver-serving", api["apiserver.crt"],
+                                              api["apiserver.key"], api["ca.crt"]))
+    try:
+        yield f"https://localhost:{server.port}", seen  # a DNS name the rendered serving certificate lists
+    finally:
+        server.close()
 
 
 def _free_port() -> int:
