@@ -27,6 +27,7 @@ import pytest
 from hubctl.drill import service
 from hubctl.drill.timeline import Phase, Timeline
 from tests.support.drill_sim import DRILL_NS, DrillFleet
+from tests.support.httpfake import Handler, LoopbackServer
 from tests.support.loopback import wait_for
 from tests.support.tools import REPO, load_stack
 
@@ -188,17 +189,12 @@ class _Recorder:
     """A Hetzner API stand-in that records every call and answers what the firewall and LB methods need."""
 
     def __init__(self) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
         self.calls: list[tuple[str, str, Any]] = []
         rec = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class RecorderHandler(Handler):
             def _go(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                rec.calls.append((self.command, self.path, body))
+                rec.calls.append((self.command, self.path, self.json_body()))
                 if self.path.startswith("/v1/load_balancers?"):
                     out: Any = {"load_balancers": [{"id": 7, "name": "fleet-eu-fsn"}]}
                 elif self.path == "/v1/firewalls":
@@ -207,24 +203,15 @@ class _Recorder:
                     out = {}
                 else:
                     out = {"action": {"id": 2, "status": "success"}, "actions": [{"id": 3, "status": "success"}]}
-                data = json.dumps(out).encode()
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply_json(200, out)
 
             do_GET = do_POST = do_DELETE = _go  # noqa: N815 - http.server's names
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.server = LoopbackServer(RecorderHandler)
+        self.url = f"{self.server.url}/v1"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 def test_firewall_and_lb_detach_undo_exactly_what_they_did() -> None:
