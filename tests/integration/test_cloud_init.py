@@ -8,13 +8,10 @@ runs for real against a local HTTP server that plays the GitHub release.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import os
 import platform
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ import yaml
 
 from components.hetzner import cloud_init
 from hubctl.mocks import unwrap
+from tests.support.httpfake import Handler, LoopbackServer
 from tests.support.tools import REPO, require_tool
 
 pytestmark = pytest.mark.integration
@@ -183,14 +181,10 @@ def _arch_names() -> tuple[str, str]:
     raise AssertionError("unreachable")
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def release(tmp_path: Path) -> Iterator[tuple[str, Path, bytes]]:
-    """A local stand-in for the GitHub release: (base URL, directory served, the fake binary's bytes)."""
+    """A local stand-in for the GitHub release: (base URL, directory served, the fake binary's bytes). It serves
+    the directory's files by name, 404 for anything else (as a release answers for an asset it lacks)."""
     require_tool("curl", "the installer downloads with curl")
     require_tool("sha256sum")
     served = tmp_path / "release"
@@ -198,16 +192,19 @@ def release(tmp_path: Path) -> Iterator[tuple[str, Path, bytes]]:
     binary, _ = _arch_names()
     payload = b"#!/bin/sh\necho fake k3s\n" + os.urandom(64).hex().encode()
     (served / binary).write_bytes(payload)
-    handler = functools.partial(_Quiet, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+
+    class ReleaseHandler(Handler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server names it
+            asset = served / self.path.lstrip("/")
+            if asset.parent == served and asset.is_file():
+                return self.reply(200, asset.read_bytes(), {"Content-Type": "application/octet-stream"})
+            self.reply(404, b"Not Found\n")
+
+    server = LoopbackServer(ReleaseHandler)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", served, payload
+        yield server.url, served, payload
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+        server.close()
 
 
 def _write_sums(served: Path, digest: str) -> None:
