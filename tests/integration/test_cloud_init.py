@@ -278,4 +278,5 @@ def test_installer_fails_when_download_fails(install_script: str, release, tmp_p
     base, _, _ = release
     result, bin_dir = _run_installer(install_script, base + "/missing", tmp_path)
     assert result.returncode != 0
+    assert "error: 404" in result.stderr, "it stops at the failed download, not at a later check"
     assert list(bin_dir.iterdir()) == []
