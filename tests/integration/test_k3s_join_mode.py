@@ -10,11 +10,9 @@ recorded here: the peers (`127.0.0.1` instead of the private IPs), the port, the
 from __future__ import annotations
 
 import datetime as dt
-import http.server
-import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from cryptography.x509.oid import NameOID
 
 from components.hetzner import cloud_init
 from tests.integration.test_cloud_init import file_content, server_user_data, write_files
+from tests.support.httpfake import Handler, LoopbackServer, server_tls
 from tests.support.tools import require_tool
 
 pytestmark = pytest.mark.integration
@@ -45,40 +44,34 @@ def _tls_files(tmp: Path) -> tuple[Path, Path]:
     return crt, pem
 
 
-class _CaCerts(http.server.BaseHTTPRequestHandler):
-    body = b""
-    paths: list[str] = []  # noqa: RUF012 - a fresh subclass per test replaces both
+@dataclass
+class CaPeer:
+    """Another hub server's `/cacerts` on a random loopback port: what it answers (`body`), what was asked."""
 
-    def do_GET(self) -> None:
-        type(self).paths.append(self.path)
-        if self.path != "/cacerts":
-            self.send_error(401)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
-
-    def log_message(self, *args: Any) -> None:
-        return
+    port: int = 0
+    body: bytes = b""
+    paths: list[str] = field(default_factory=list)
 
 
 @pytest.fixture
-def peer(tmp_path: Path) -> Iterator[tuple[int, type[_CaCerts]]]:
-    """A TLS server on a random loopback port answering `/cacerts` with whatever the test sets."""
+def peer(tmp_path: Path) -> Iterator[CaPeer]:
+    """A TLS server on a random loopback port answering `/cacerts` with whatever the test sets, 401 elsewhere."""
     crt, key = _tls_files(tmp_path)
-    handler = type("Handler", (_CaCerts,), {"body": b"", "paths": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(crt), str(key))
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
+    state = CaPeer()
+
+    class CaCerts(Handler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server names it
+            state.paths.append(self.path)
+            if self.path != "/cacerts":
+                return self.reply(401)
+            self.reply(200, state.body)
+
+    server = LoopbackServer(CaCerts, server_tls(str(crt), str(key)))
+    state.port = server.port
     try:
-        yield server.server_address[1], handler
+        yield state
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 @pytest.fixture
@@ -109,22 +102,20 @@ def _run(script: str, tmp: Path, port: int, peers: str = "127.0.0.1", rounds: in
     return subprocess.run([sh, str(path)], capture_output=True, text=True, timeout=60, env=env), dropin
 
 
-def test_a_running_cluster_with_our_ca_is_joined(rendered: tuple[str, str], peer: Any, tmp_path: Path) -> None:
+def test_a_running_cluster_with_our_ca_is_joined(rendered: tuple[str, str], peer: CaPeer, tmp_path: Path) -> None:
     script, server_ca = rendered
-    port, handler = peer
-    handler.body = server_ca.encode()
-    result, dropin = _run(script, tmp_path, port)
+    peer.body = server_ca.encode()
+    result, dropin = _run(script, tmp_path, peer.port)
     assert result.returncode == 0, result.stderr
-    assert dropin.read_text() == f"server: https://127.0.0.1:{port}\n"
+    assert dropin.read_text() == f"server: https://127.0.0.1:{peer.port}\n"
     assert oct(dropin.stat().st_mode & 0o777) == "0o600"
-    assert handler.paths == ["/cacerts"], "asks only the unauthenticated CA endpoint"
+    assert peer.paths == ["/cacerts"], "asks only the unauthenticated CA endpoint"
 
 
-def test_another_clusters_ca_stops_the_boot(rendered: tuple[str, str], peer: Any, tmp_path: Path) -> None:
+def test_another_clusters_ca_stops_the_boot(rendered: tuple[str, str], peer: CaPeer, tmp_path: Path) -> None:
     script, server_ca = rendered
-    port, handler = peer
-    handler.body = server_ca.replace("A", "B", 1).encode()  # one byte off: another CA
-    result, dropin = _run(script, tmp_path, port)
+    peer.body = server_ca.replace("A", "B", 1).encode()  # one byte off: another CA
+    result, dropin = _run(script, tmp_path, peer.port)
     assert result.returncode == 1 and "serves another CA" in result.stderr
     assert not dropin.exists(), "neither joined nor initialised"
 
@@ -139,21 +130,19 @@ def test_nobody_answering_initialises(rendered: tuple[str, str], tmp_path: Path)
     assert "no other hub server answered in 3 rounds" in result.stdout
 
 
-def test_a_second_peer_is_asked_when_the_first_is_down(rendered: tuple[str, str], peer: Any,
+def test_a_second_peer_is_asked_when_the_first_is_down(rendered: tuple[str, str], peer: CaPeer,
                                                        tmp_path: Path) -> None:
     script, server_ca = rendered
-    port, handler = peer
-    handler.body = server_ca.encode()
+    peer.body = server_ca.encode()
     # 127.0.0.2 is loopback too but nothing listens on it at this port
-    result, dropin = _run(script, tmp_path, port, peers="127.0.0.2 127.0.0.1")
-    assert result.returncode == 0 and dropin.read_text() == f"server: https://127.0.0.1:{port}\n"
+    result, dropin = _run(script, tmp_path, peer.port, peers="127.0.0.2 127.0.0.1")
+    assert result.returncode == 0 and dropin.read_text() == f"server: https://127.0.0.1:{peer.port}\n"
 
 
-def test_an_initialised_disk_needs_no_decision(rendered: tuple[str, str], peer: Any, tmp_path: Path) -> None:
+def test_an_initialised_disk_needs_no_decision(rendered: tuple[str, str], peer: CaPeer, tmp_path: Path) -> None:
     script, _ = rendered
-    port, handler = peer
-    result, dropin = _run(script, tmp_path, port, wal=True)
-    assert result.returncode == 0 and not dropin.exists() and handler.paths == []
+    result, dropin = _run(script, tmp_path, peer.port, wal=True)
+    assert result.returncode == 0 and not dropin.exists() and peer.paths == []
 
 
 def test_the_rendered_hash_is_the_tokens(rendered_dev: Any, rendered: tuple[str, str]) -> None:
