@@ -12,7 +12,6 @@ import json
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -26,6 +25,7 @@ import pytest
 from agents import status_refresher as sr
 from components.karmada import flags, manifests
 from components.traffic import refresher_docs as docs
+from tests.support import agent_pod
 from tests.support.rendered import find, secret_files
 from tests.support.schemas import validate_any
 from tests.support.tools import REPO
@@ -235,7 +235,7 @@ def fake(rendered_dev: Any, pki: dict[str, dict[str, str]], tmp_path: Path) -> I
 
 def test_reconcile_refreshes_once_per_set_of_stuck_works(fake: FakeKarmada, pki: dict[str, dict[str, str]]) -> None:
     client = pki["client"]
-    api = sr.KarmadaApi(fake.url, client["ca"], client["crt"], client["key"])
+    api = sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"])
     patched = sr.reconcile(api)
     ingress = sr.TemplateRef("networking.k8s.io/v1", "Ingress", "shop", "web")
     assert patched == [(ingress, sr.refresh_token(["dead-1"]))]
@@ -253,15 +253,18 @@ def test_reconcile_refreshes_once_per_set_of_stuck_works(fake: FakeKarmada, pki:
 def test_a_missing_template_is_skipped(fake: FakeKarmada, pki: dict[str, dict[str, str]]) -> None:
     fake.templates.clear()
     client = pki["client"]
-    assert sr.reconcile(sr.KarmadaApi(fake.url, client["ca"], client["crt"], client["key"])) == []
+    assert sr.reconcile(sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"])) == []
 
 
 def test_the_program_runs_with_its_rendered_command_line(fake: FakeKarmada, pki: dict[str, dict[str, str]],
-                                                         rendered_dev: Any) -> None:
-    """The script as the pod runs it: `python3 -u <script> <rendered args>`, with the server and file
+                                                         rendered_dev: Any, tmp_path: Path) -> None:
+    """The script as the pod runs it: the rendered command (`python3 -u <script>`) from the rendered ConfigMap
+    mounted as the kubelet does (so its helper must be in it), the rendered args with the server and file
     paths pointed at the fake and the temporary files; healthz turns 200 after a good pass."""
     deploy = find(rendered_dev, "host", "Deployment", docs.NAME)
-    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    pod = deploy["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    command, env = agent_pod.prepare(rendered_dev, "host", pod, tmp_path / "script")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -269,8 +272,8 @@ def test_the_program_runs_with_its_rendered_command_line(fake: FakeKarmada, pki:
                "--key-file": pki["client"]["key"], "--period": "1", "--health-port": str(port)}
     args = [f"{a.split('=', 1)[0]}={replace[a.split('=', 1)[0]]}" for a in container["args"]]
     assert container["command"][:2] == ["python3", "-u"]
-    proc = subprocess.Popen([sys.executable, "-u", str(REPO / "agents" / "status_refresher.py"), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([*command, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 20
         healthy = False
