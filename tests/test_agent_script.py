@@ -55,3 +55,48 @@ def test_a_helper_change_rolls_the_pods(tmp_path: Path, monkeypatch: pytest.Monk
     key = agent_script.CHECKSUM_ANNOTATION
     assert before[key] != after[key]
     assert refresher_docs.script_configmap(source)["data"]["_incluster.py"].endswith("# changed\n")
+
+
+# ------------------------------------------------------------------------------------------ documents
+
+
+def _pod(volumes: list[dict[str, object]] | None = None) -> dict[str, object]:
+    container = agent_script.container("x", "x.py", ["--a=1"], {"requests": {"cpu": "1m"}},
+                                       env=[{"name": "E", "value": "1"}], mounts=[{"name": "m", "mountPath": "/m"}])
+    return agent_script.pod_template({"app": "x"}, "print(1)\n", [container],
+                                     volumes if volumes is not None else [agent_script.volume("x")])
+
+
+def test_an_agent_container_runs_the_script_from_its_mount() -> None:
+    (container,) = _pod()["spec"]["containers"]
+    assert container["command"] == ["python3", "-u", f"{agent_script.MOUNT_DIR}/x.py"]
+    assert container["env"] == [*agent_script.ENV, {"name": "E", "value": "1"}]
+    assert container["volumeMounts"][0] == agent_script.mount()
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert not {"ports", "livenessProbe", "readinessProbe", "envFrom"} & set(container)
+
+
+def test_a_pod_template_without_the_script_volume_is_refused() -> None:
+    assert _pod()["spec"]["automountServiceAccountToken"] is False
+    with pytest.raises(ValueError, match="without the script volume"):
+        _pod([{"name": "script", "emptyDir": {}}])
+
+
+def test_an_agent_deployment_spreads_and_rolls_within_its_budget() -> None:
+    from components.kube import rollouts
+
+    selector = {"app": "x"}
+    deploy = agent_script.deployment({"name": "x", "namespace": "n"}, selector, 3, _pod())
+    terms = deploy["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms == [{"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}]
+    pdb = {"kind": "PodDisruptionBudget", "metadata": {"name": "x", "namespace": "n"},
+           "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector}}}
+    assert rollouts.rollout_problems(deploy, pdb, 3) == []
+
+
+def test_a_client_cert_secret_names_its_empty_parts() -> None:
+    secret = agent_script.client_cert_secret({"name": "s"}, "ca", "crt", "key", "my secret")
+    assert sorted(secret["data"]) == ["ca.crt", "tls.crt", "tls.key"]
+    with pytest.raises(ValueError, match=r"^my secret: empty tls.crt, tls.key$"):
+        agent_script.client_cert_secret({"name": "s"}, "ca", "", "", "my secret")

@@ -10,12 +10,14 @@ backup upload and defragmentation, the Pull join.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from components.kube.pod_security import container_security_context, pod_security_context
 from components.versions import AGENT_PYTHON_IMAGE
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -86,3 +88,112 @@ def digest(script: str, helper_files: Mapping[str, str]) -> str:
 def pod_annotations(text: str) -> dict[str, str]:
     """The checksum of the whole program (script and helpers) the pod runs."""
     return {CHECKSUM_ANNOTATION: digest(text, helpers(text))}
+
+
+# ------------------------------------------------------------------------------------------ documents
+
+
+def client_cert_secret(metadata: dict[str, Any], ca_pem: str, cert_pem: str, key_pem: str, what: str
+                       ) -> dict[str, Any]:
+    """The Secret an agent's client certificate is mounted from: `ca.crt` (the server's CA), `tls.crt`, `tls.key`.
+    `what` names it in the error when a part is empty."""
+    files = {"ca.crt": ca_pem, "tls.crt": cert_pem, "tls.key": key_pem}
+    empty = [k for k, v in files.items() if not v]
+    if empty:
+        raise ValueError(f"{what}: empty {', '.join(empty)}")
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque",
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in files.items()}}
+
+
+def container(name: str, filename: str, args: Sequence[str], resources: dict[str, Any], *,
+              env: Sequence[dict[str, Any]] = (), mounts: Sequence[dict[str, Any]] = (),
+              ports: Sequence[dict[str, Any]] = (), liveness: dict[str, Any] | None = None,
+              readiness: dict[str, Any] | None = None, env_from: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """A container running agents/`filename` from the script mount in the pinned image: `ENV` before `env`, the
+    script mount before `mounts`, the restricted security context; ports, probes and envFrom only if given."""
+    out: dict[str, Any] = {
+        "name": name,
+        "image": IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "command": command(filename),
+        "args": list(args),
+        "env": [*ENV, *env],
+    }
+    if env_from:
+        out["envFrom"] = list(env_from)
+    if ports:
+        out["ports"] = list(ports)
+    if liveness is not None:
+        out["livenessProbe"] = liveness
+    if readiness is not None:
+        out["readinessProbe"] = readiness
+    out.update(resources=resources, securityContext=container_security_context(), volumeMounts=[mount(), *mounts])
+    return out
+
+
+def pod_template(labels: Mapping[str, str], text: str, containers: Sequence[dict[str, Any]],
+                 volumes: Sequence[dict[str, Any]], *, service_account: str | None = None,
+                 restart_policy: str | None = None, service_links: bool | None = None,
+                 init_containers: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The pod template of a workload running an agent: the program's checksum (`text`: the script), no service
+    account token mounted, the agents' pod security context. `volumes` must hold the script volume (`volume`);
+    the other fields only if given."""
+    spec: dict[str, Any] = {}
+    if service_account is not None:
+        spec["serviceAccountName"] = service_account
+    if restart_policy is not None:
+        spec["restartPolicy"] = restart_policy
+    spec["automountServiceAccountToken"] = False
+    if service_links is not None:
+        spec["enableServiceLinks"] = service_links
+    spec["securityContext"] = pod_security_context()
+    if init_containers:
+        spec["initContainers"] = list(init_containers)
+    spec.update(containers=list(containers), volumes=list(volumes))
+    if not any(v.get("name") == VOLUME and "configMap" in v for v in volumes):
+        raise ValueError(f"pod template without the script volume '{VOLUME}'")
+    return {"metadata": {"labels": dict(labels), "annotations": pod_annotations(text)}, "spec": spec}
+
+
+def deployment(metadata: dict[str, Any], selector: Mapping[str, str], replicas: int, template: dict[str, Any]
+               ) -> dict[str, Any]:
+    """At most one pod per server (required hostname anti-affinity on `selector`), rolled one at a time and
+    without surge: with that anti-affinity a surge pod would need a free server (kube/rollouts.py checks it)."""
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": dict(selector)}, "topologyKey": "kubernetes.io/hostname"}]}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata,
+        "spec": {
+            "replicas": replicas,
+            "revisionHistoryLimit": 3,
+            "selector": {"matchLabels": dict(selector)},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+            "template": {**template, "spec": {**template["spec"], "affinity": affinity}},
+        },
+    }
+
+
+def cron_job(metadata: dict[str, Any], schedule: str, template: dict[str, Any], *, successful_jobs: int,
+             backoff_limit: int, active_deadline_seconds: int) -> dict[str, Any]:
+    """A scheduled agent: in UTC, never two runs at once (`Forbid`), a missed run may still start within the
+    hour, the last three failed Jobs kept for `kubectl describe`."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": metadata,
+        "spec": {
+            "schedule": schedule,
+            "timeZone": "Etc/UTC",
+            "concurrencyPolicy": "Forbid",
+            "startingDeadlineSeconds": 3600,
+            "successfulJobsHistoryLimit": successful_jobs,
+            "failedJobsHistoryLimit": 3,
+            "jobTemplate": {"spec": {
+                "backoffLimit": backoff_limit,
+                "activeDeadlineSeconds": active_deadline_seconds,
+                "template": template,
+            }},
+        },
+    }
