@@ -45,6 +45,18 @@ def pki_files(args: Sequence[str]) -> list[str]:
     return sorted(rel)
 
 
+def pki_volume(secret_name: str, files: Sequence[str]) -> dict[str, Any]:
+    """The `pki` volume: `files` (relative to flags.PKI_DIR, as pki_files gives them) from the Secret that holds
+    them under secret_key names, each back at its path; group-readable only (fsGroup)."""
+    return {"name": "pki", "secret": {"secretName": secret_name, "defaultMode": 0o440,
+                                      "items": [{"key": secret_key(f), "path": f} for f in files]}}
+
+
+def pki_mount() -> dict[str, Any]:
+    """The `pki` volume at flags.PKI_DIR, where the flags name the files."""
+    return {"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True}
+
+
 @dataclass(frozen=True)
 class Probe:
     port: int
@@ -102,10 +114,8 @@ def pod_spec(w: Workload) -> dict[str, Any]:
     volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
     mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
     if files:
-        volumes.append({"name": "pki", "secret": {
-            "secretName": w.name + PKI_SECRET_SUFFIX, "defaultMode": 0o440,
-            "items": [{"key": secret_key(f), "path": f} for f in files]}})
-        mounts.append({"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True})
+        volumes.append(pki_volume(w.name + PKI_SECRET_SUFFIX, files))
+        mounts.append(pki_mount())
     if w.kubeconfig:
         volumes.append({"name": "kubeconfig", "secret": {"secretName": w.name + CONFIG_SECRET_SUFFIX,
                                                          "defaultMode": 0o440}})
