@@ -19,6 +19,7 @@ def main() -> None:
     try:
         config = FleetConfig.load()
         preflight.check(config, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+        preflight.check_deployed(config, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

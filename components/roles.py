@@ -31,6 +31,8 @@ from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
 from components.operations.etcd_maintenance import EtcdMaintenance
+from components.operations.k3s_snapshots import K3sSnapshots
+from components.operations.k3s_upgrade import K3sUpgrade
 from components.operations.monitoring import HubMonitoring
 from components.operations.region_intents import fleet_members, fleet_tenants, region_intents
 from components.traffic.dns import FleetDns
@@ -132,6 +134,7 @@ def hub(config: FleetConfig) -> HubOutputs:
         ca_bundle(control_plane.pki.ca.cert_pem), webhook=control_plane.webhook,
         aggregated_apiserver=control_plane.aggregated,
         extra=[cluster_taint_policy(), ingress_namespace(), *priority_classes(config.karmada.priority_classes)],
+        protect=config.hub is not None and config.hub.protect,
     )
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
@@ -140,8 +143,10 @@ def hub(config: FleetConfig) -> HubOutputs:
     if config.karmada.etcd.backup is not None:
         certificates += EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca,
                                    [control_plane.etcd]).certificates
+        K3sSnapshots("k3s-snapshots", config, host, [cluster.readiness])
     certificates += EtcdMaintenance("etcd-maintenance", config, host, control_plane.pki.etcd_ca,
                                     [control_plane.etcd]).certificates
+    K3sUpgrade("k3s-upgrade", config, host, [cluster.readiness])
     namespaces: list[pulumi.Resource] = [control_plane.namespace]
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:

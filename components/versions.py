@@ -53,6 +53,15 @@ HETZNER_WEBHOOK_IMAGE = "docker.io/hetzner/external-dns-hetzner-webhook:v0.3.4"
 AGENT_PYTHON_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
 """Runs the stdlib-only programs in agents/ (mounted from ConfigMaps); any CPython >= 3.11 works."""
 
+SYSTEM_UPGRADE_CONTROLLER_VERSION = "v0.20.1"
+SYSTEM_UPGRADE_CONTROLLER_IMAGE = f"docker.io/rancher/system-upgrade-controller:{SYSTEM_UPGRADE_CONTROLLER_VERSION}"
+"""Rolls k3s upgrades one hub server at a time (its release assets use this tag; the repo's own manifest at
+v0.20.1 still says v0.14.0, rancher/system-upgrade-controller `scripts/package-controller`)."""
+SYSTEM_UPGRADE_KUBECTL_IMAGE = "docker.io/rancher/kubectl:v1.30.3"
+"""The cordon step of an upgrade Job (system-upgrade-controller v0.20.1 `pkg/upgrade/job/job.go` default)."""
+K3S_UPGRADE_IMAGE = "docker.io/rancher/k3s-upgrade"
+"""Tag = the Plan's version with `+` -> `-` (system-upgrade-controller `pkg/upgrade/plan/plan.go` MungeVersion)."""
+
 KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
 
 

@@ -241,11 +241,40 @@ def _public_ipv6(seed: str) -> str:
     return f"2001:db8:{seed_bytes('v6', seed)[:2].hex()}::1"
 
 
-class PlanMocks(pulumi.runtime.Mocks):
-    """Provider outputs for the offline plan; `stack_outputs` stands in for StackReference reads."""
+def live_server(name: str, server_type: str, location: str, labels: Mapping[str, str], status: str = "running",
+                image: str = "ubuntu-24.04") -> dict[str, Any]:
+    """A `hcloud.get_servers` entry with every field the provider returns (pulumi_hcloud GetServersServerResult)."""
+    return {"backupWindow": "", "backups": False, "datacenter": f"{location}-dc1", "deleteProtection": False,
+            "firewallIds": [], "id": int(_numeric_id(name)), "image": image, "ipv4Address": _public_ipv4(name),
+            "ipv6Address": _public_ipv6(name), "ipv6Network": "", "iso": "", "labels": dict(labels),
+            "location": location, "name": name, "primaryDiskSize": 40, "rebuildProtection": False, "rescue": "",
+            "serverType": server_type, "status": status, "networks": [], "placementGroupId": 0}
 
-    def __init__(self, stack_outputs: Mapping[str, tuple[dict[str, Any], list[str]]] | None = None) -> None:
+
+def live_network(name: str, ip_range: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """A `hcloud.get_networks` entry (pulumi_hcloud GetNetworksNetworkResult)."""
+    return {"deleteProtection": False, "exposeRoutesToVswitch": False, "id": int(_numeric_id(name)),
+            "ipRange": ip_range, "labels": dict(labels), "name": name}
+
+
+def _selected(labels: Mapping[str, str], selector: str | None) -> bool:
+    """Hetzner label selectors as the program uses them: `k=v` terms joined by commas, all must hold."""
+    for term in filter(None, (selector or "").split(",")):
+        key, _, value = term.partition("=")
+        if labels.get(key) != value:
+            return False
+    return True
+
+
+class PlanMocks(pulumi.runtime.Mocks):
+    """Provider outputs for the offline plan; `stack_outputs` stands in for StackReference reads, `live` for
+    what Hetzner already runs (`{"servers": [live_server(...)], "networks": [live_network(...)]}`; the
+    default is nothing, the first `pulumi up` of a stack)."""
+
+    def __init__(self, stack_outputs: Mapping[str, tuple[dict[str, Any], list[str]]] | None = None,
+                 live: Mapping[str, list[dict[str, Any]]] | None = None) -> None:
         self.stack_outputs = dict(stack_outputs or {})
+        self.live = {k: list(v) for k, v in (live or {}).items()}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         seed = f"{args.typ}::{args.name}"
@@ -293,6 +322,13 @@ class PlanMocks(pulumi.runtime.Mocks):
         return rid, {**inputs, **extra}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        selector = (args.args or {}).get("withSelector")
+        if args.token == "hcloud:index/getServers:getServers":
+            servers = [s for s in self.live.get("servers", []) if _selected(s["labels"], selector)]
+            return {"id": f"servers-{selector}", "servers": servers, "withSelector": selector}
+        if args.token == "hcloud:index/getNetworks:getNetworks":
+            networks = [n for n in self.live.get("networks", []) if _selected(n["labels"], selector)]
+            return {"id": f"networks-{selector}", "networks": networks, "withSelector": selector}
         raise NotImplementedError(f"the program made an invoke the offline plan does not model: {args.token}")
 
 

@@ -42,6 +42,9 @@ from hubctl.mocks import SECRET_SIG, PlanMocks, unwrap
 from hubctl.stackfile import StackConfig
 
 REDACTED = "[secret]"
+DEPLOYED_ENV = "HUBCTL_DEPLOYED"
+"""A JSON file `{"servers": [...], "networks": [...]}` in the shape hubctl.mocks.live_server/live_network
+write: what the offline plan assumes Hetzner already runs (to preview a day-two change offline)."""
 K8S_PROVIDER_PREFIX = "k8s-"
 """Kubernetes providers are named `k8s-<target>`; the target names the manifests file."""
 
@@ -252,18 +255,48 @@ def run_program(
     repo: Path,
     stack: StackConfig,
     stack_outputs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
+    live: dict[str, list[dict[str, Any]]] | None = None,
 ) -> Plan:
-    """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered."""
+    """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered. `live` is what
+    Hetzner would report as already running (hubctl.mocks.live_server/live_network), else the JSON file
+    `$HUBCTL_DEPLOYED` names; default nothing (a stack's first `up`)."""
+    from components.hetzner import live as live_state
+
+    if live is None and os.environ.get(DEPLOYED_ENV):
+        live = json.loads(Path(os.environ[DEPLOYED_ENV]).read_text())
+    live_state.forget()
+    monitor = RecordingMonitor(PlanMocks(stack_outputs, live))
+    try:
+        with quiet_gc(), no_source_positions():
+            exports = run_main(repo, stack, monitor, preview=False)
+    finally:
+        live_state.forget()
+    records = providers.complete(list(monitor.records.values()), stack.stack, PROJECT, stack.config,
+                                 stack.secret_keys, Record)
+    secret_values = set(monitor.generated_secrets)
+    secret_values |= {stack.config[k] for k in stack.secret_keys}
+    outputs = {k: (REDACTED if s else _redact(v)) for k, (v, s) in sorted(exports.items())}
+    raw = {k: unwrap(v) for k, (v, _) in exports.items()}
+    return Plan(project=PROJECT, stack=stack.stack, records=records, outputs=outputs, secret_values=secret_values,
+                raw_outputs=raw)
+
+
+def run_main(repo: Path, stack: StackConfig, monitor: MockMonitor, *, preview: bool,
+             env: dict[str, str] | None = None) -> dict[str, tuple[Any, bool]]:
+    """Run `<repo>/__main__.py` under the SDK's mock runtime with `monitor`, as `pulumi up` (or, with `preview`,
+    `pulumi preview`) runs it; return its exports as (value, is_secret). KARMADA_HUB_OFFLINE=1 and `env` are set
+    while it runs; the SDK's global settings, config and event loop are reset afterwards either way."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     pulumi.runtime.settings.reset_options()
-    monitor = RecordingMonitor(PlanMocks(stack_outputs))
-    old_env = os.environ.get("KARMADA_HUB_OFFLINE")
-    os.environ["KARMADA_HUB_OFFLINE"] = "1"
+    overrides = {"KARMADA_HUB_OFFLINE": "1", **(env or {})}
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    exports: dict[str, tuple[Any, bool]] = {}
     try:
-        pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack.stack, preview=False, monitor=monitor)
+        pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack.stack, preview=preview,
+                                 monitor=monitor)
         pulumi.runtime.set_all_config(dict(stack.config), list(stack.secret_keys))
-        exports: dict[str, Any] = {}
 
         @pulumi.runtime.test
         def program() -> Any:
@@ -274,25 +307,18 @@ def run_program(
                 sys.path.remove(str(repo))
             return _collect_exports(exports)
 
-        with quiet_gc(), no_source_positions():
-            program()
+        program()
     finally:
         pulumi.runtime.set_all_config({}, [])
         pulumi.runtime.settings.reset_options()
         loop.close()
         asyncio.set_event_loop(None)
-        if old_env is None:
-            os.environ.pop("KARMADA_HUB_OFFLINE", None)
-        else:
-            os.environ["KARMADA_HUB_OFFLINE"] = old_env
-    records = providers.complete(list(monitor.records.values()), stack.stack, PROJECT, stack.config,
-                                 stack.secret_keys, Record)
-    secret_values = set(monitor.generated_secrets)
-    secret_values |= {stack.config[k] for k in stack.secret_keys}
-    outputs = {k: (REDACTED if s else _redact(v)) for k, (v, s) in sorted(exports.items())}
-    raw = {k: unwrap(v) for k, (v, _) in exports.items()}
-    return Plan(project=PROJECT, stack=stack.stack, records=records, outputs=outputs, secret_values=secret_values,
-                raw_outputs=raw)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return exports
 
 
 def _collect_exports(sink: dict[str, Any]) -> Any:

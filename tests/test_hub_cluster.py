@@ -291,8 +291,10 @@ def test_only_first_server_inits_and_gets_the_ca(rendered_dev) -> None:
     first, joiners = srv[0], srv[1:]
     assert first["name"].endswith("-0")
     cfg0 = k3s_config(first)
-    assert cfg0.get("cluster-init") is True and "server" not in cfg0
+    # neither key in config.yaml: the boot-time check writes exactly one of them (test_hub_join_mode.py)
+    assert "cluster-init" not in cfg0 and "server" not in cfg0
     files0 = user_data_files(first)
+    assert "/usr/local/sbin/k3s-join-mode" in files0
     for ca in ("server-ca", "client-ca", "request-header-ca", "etcd/peer-ca", "etcd/server-ca"):
         assert f"{TLS_DIR}/{ca}.crt" in files0 and f"{TLS_DIR}/{ca}.key" in files0
     assert f"{TLS_DIR}/service.key" in files0

@@ -52,9 +52,21 @@ def _pods(plan: Plan, target: docs.ScrapeTarget) -> list[dict[str, Any]]:
     return out
 
 
-def served_metrics(container: dict[str, Any]) -> tuple[str, int]:
+def effective_args(template: dict[str, Any], container: dict[str, Any]) -> list[str]:
+    """A container's settings: its args, or for etcd (only `--config-file`) the flags its pod's `prepare` init
+    container writes into that file (agents/etcd_member_prepare.py: the args after `--`)."""
+    args = list(container.get("args") or [])
+    if [a.split("=", 1)[0] for a in args] == ["--config-file"]:
+        for init in template["spec"].get("initContainers") or []:
+            own = list(init.get("args") or [])
+            if "--" in own and args[0] in own[: own.index("--")]:
+                return own[own.index("--") + 1:]
+    return args
+
+
+def served_metrics(container: dict[str, Any], template: dict[str, Any] | None = None) -> tuple[str, int]:
     """(scheme, port) of the container's /metrics, read from its own command line the way each binary reads it."""
-    args = flags.flag_values(container.get("args") or [])
+    args = flags.flag_values(effective_args(template, container) if template else container.get("args") or [])
     command = " ".join(container.get("command") or [])
     if "listen-metrics-urls" in args:  # etcd
         url = args["listen-metrics-urls"]
@@ -127,7 +139,7 @@ def test_each_target_is_scraped_the_way_its_component_serves_metrics(rendered_de
         container = template["spec"]["containers"][0]
         ports = {p["name"]: p["containerPort"] for p in container["ports"]}
         assert ports.get(target.port_name) == target.port, (target.job, ports)
-        assert served_metrics(container) == (target.scheme, target.port)
+        assert served_metrics(container, template) == (target.scheme, target.port)
     if target.scheme == "http":
         assert "tlsConfig" not in endpoint
         return

@@ -39,7 +39,8 @@ def test_trust_domains_are_separate() -> None:
     for name in ("etcd-server", "etcd-peer", "apiserver-etcd-client", "aggregated-apiserver-etcd-client"):
         assert s[name].signer == p.ETCD_CA.name, name
     etcd_signed = {n for n, spec in s.items() if spec.signer == p.ETCD_CA.name}
-    assert etcd_signed == {"etcd-server", "etcd-peer", "apiserver-etcd-client", "aggregated-apiserver-etcd-client"}
+    assert etcd_signed == {"etcd-server", "etcd-peer", "apiserver-etcd-client", "aggregated-apiserver-etcd-client",
+                           "etcd-member-client"}
     assert s["front-proxy-client"].signer == p.FRONT_PROXY_CA.name
     assert [n for n, spec in s.items() if spec.signer == p.FRONT_PROXY_CA.name] == ["front-proxy-client"]
 
@@ -53,7 +54,7 @@ def test_usages() -> None:
     estimator = p.estimator_cert_spec("dev-fsn1-a")
     assert estimator.is_server and not estimator.is_client
     for name in ("apiserver-etcd-client", "front-proxy-client", "admin", "controller-manager",
-                 "kube-controller-manager", "scheduler-estimator-client"):
+                 "kube-controller-manager", "scheduler-estimator-client", "etcd-member-client"):
         assert s[name].is_client and not s[name].is_server, name
         assert not s[name].dns_names and not s[name].ip_addresses, name
     allowed = {"server_auth", "client_auth", "digital_signature", "key_encipherment"}

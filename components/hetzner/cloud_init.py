@@ -2,9 +2,16 @@
 
 k3s is installed from a pinned release without `curl | sh`: the binary and the release's
 `sha256sum-<arch>.txt` are downloaded, the binary is checked against it (and against an optional
-hash pinned in the stack), and k3s runs from a systemd unit written here. The first server starts
-the embedded etcd (`cluster-init`) with a CA set generated up front, so the host kubeconfig and the
-join token are known without SSH; the others join through the API load balancer.
+hash pinned in the stack), and k3s runs from a systemd unit written here. The first server of a new
+cluster starts the embedded etcd (`cluster-init`) with a CA set generated up front, so the host
+kubeconfig and the join token are known without SSH; the others join through the API load balancer.
+
+Only the very first creation may initialise: the program renders `cluster-init` for no server once any hub
+server exists (`changes.plan_hub`), and the first server's user-data decides at boot
+(`join_mode_script`): if another hub server answers `/cacerts` with the CA whose hash the token carries,
+it joins that server instead. That matters because `ignore_changes=["userData"]` makes a replacement reuse
+the user-data from the server's first creation (Pulumi uses the old input whenever there is prior state).
+Day-two settings go into drop-ins under `config.yaml.d/` (k3s merges them in order after `config.yaml`).
 
 Secret material (CA keys, the token) sits in files this module names in `SECRET_PATHS`, so the
 offline plan can print every user-data with exactly those files redacted (`redact_user_data`).
@@ -21,6 +28,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
+import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -32,6 +41,17 @@ CONFIG_PATH = "/etc/rancher/k3s/config.yaml"
 TOKEN_PATH = "/etc/rancher/k3s/token"
 INSTALL_SCRIPT_PATH = "/usr/local/sbin/install-k3s"
 UNIT_PATH = "/etc/systemd/system/k3s.service"
+DROPIN_DIR = "/etc/rancher/k3s/config.yaml.d"
+JOIN_MODE_PATH = "/usr/local/sbin/k3s-join-mode"
+JOIN_DROPIN = f"{DROPIN_DIR}/50-join-mode.yaml"
+ETCD_S3_DROPIN = f"{DROPIN_DIR}/20-etcd-s3.yaml"
+ETCD_S3_SECRET = "k3s-etcd-snapshot-s3"
+"""kube-system Secret k3s reads its snapshot object storage from (`etcd-s3-config-secret`, k3s >= v1.30.4)."""
+DATASTORE_WAL = "/var/lib/rancher/k3s/server/db/etcd/member/wal"
+"""k3s' `(*ETCD).IsInitialized`: this directory exists once the embedded etcd has data on this disk."""
+K3S_API_PORT = 6443
+JOIN_PROBE_ROUNDS = 24
+JOIN_PROBE_PAUSE_SECONDS = 5
 GUARD_RULES_PATH = "/etc/karmada-hub/metadata-guard.rules"
 GUARD_SCRIPT_PATH = "/usr/local/sbin/karmada-hub-metadata-guard"
 GUARD_UNIT = "karmada-hub-metadata-guard.service"
@@ -90,12 +110,17 @@ class K3sServer:
     token: str
     tls_sans: tuple[str, ...]
     join_url: str | None
-    """None on the first server (it runs `cluster-init`); the LB's private API URL on the others."""
+    """The LB's private API URL for a server that joins; None on the first server of a new cluster, which
+    decides at boot (`join_mode_script`): `cluster-init`, unless another server in `peers` answers."""
     k3s_sha256: str | None = None
     node_labels: tuple[str, ...] = ()
     ca: K3sCa | None = None
     """Only the first server gets the CA files; joiners receive them from the datastore."""
     extra_config: dict[str, object] = field(default_factory=dict)
+    peers: tuple[str, ...] = ()
+    """Private addresses the first server probes before it initialises (the other servers, the API LB)."""
+    etcd_s3_secret: str | None = None
+    """Set: k3s snapshots go to the object storage this kube-system Secret names (no credentials here)."""
 
 
 def join_token(server_ca_pem: str, password: str) -> str:
@@ -127,9 +152,7 @@ def k3s_config(server: K3sServer) -> dict[str, object]:
     }
     if server.node_labels:
         config["node-label"] = list(server.node_labels)
-    if server.join_url is None:
-        config["cluster-init"] = True
-    else:
+    if server.join_url is not None:
         config["server"] = server.join_url
     config.update(server.extra_config)
     return config
@@ -171,6 +194,87 @@ if [ -z "${{K3S_SKIP_START:-}}" ]; then
   systemctl enable --now k3s.service
 fi
 """
+
+
+def join_mode_script(token_ca_sha256: str, peers: tuple[str, ...]) -> str:
+    """POSIX sh for the first server of a new cluster: write exactly one of `cluster-init` / `server:` to
+    JOIN_DROPIN before k3s starts.
+
+    It asks every peer's `/cacerts` (k3s serves it without credentials: `pkg/server/handlers/router.go`
+    `NewHandler`), and accepts an answer only if its sha256 equals the hash in the join token (k3s
+    `pkg/clientaccess/token.go` `hashCA`): then it joins that server. A different CA is somebody else's
+    cluster: stop. Nobody answering for the whole probe window: initialise. Joiners cannot answer before the
+    first server exists (they validate the token against the join URL first), so on day one nobody answers;
+    a rebuilt first server finds the running cluster. A disk that already holds the datastore needs neither
+    (k3s ignores the datastore arguments then)."""
+    if not re.fullmatch(r"[0-9a-f]{64}", token_ca_sha256):
+        raise ValueError("token_ca_sha256 must be a sha256 hex digest")
+    for peer in peers:
+        ipaddress.ip_address(peer)
+    return f"""#!/bin/sh
+# Decides whether this server initialises the k3s cluster or joins the one that runs; karmada-hub cloud-init.
+set -eu
+expected='{token_ca_sha256}'
+peers="${{K3S_JOIN_PEERS:-{' '.join(peers)}}}"
+port="${{K3S_JOIN_PORT:-{K3S_API_PORT}}}"
+dropin="${{K3S_JOIN_DROPIN:-{JOIN_DROPIN}}}"
+wal="${{K3S_DATASTORE_WAL:-{DATASTORE_WAL}}}"
+rounds="${{K3S_JOIN_ROUNDS:-{JOIN_PROBE_ROUNDS}}}"
+pause="${{K3S_JOIN_PAUSE:-{JOIN_PROBE_PAUSE_SECONDS}}}"
+if [ -d "$wal" ]; then echo "k3s-join-mode: this disk holds the datastore; k3s restarts from it"; exit 0; fi
+if [ -f "$dropin" ]; then echo "k3s-join-mode: decided before: $(cat "$dropin")"; exit 0; fi
+mkdir -p "$(dirname "$dropin")"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+decide() {{ printf '%s\\n' "$1" > "$work/mode"; chmod 0600 "$work/mode"; mv "$work/mode" "$dropin"; }}
+round=0
+while [ "$round" -lt "$rounds" ]; do
+  for ip in $peers; do
+    if curl -fsk --max-time 4 -o "$work/ca" "https://$ip:$port/cacerts"; then
+      got=$(sha256sum "$work/ca" | awk '{{ print $1 }}')
+      if [ "$got" = "$expected" ]; then
+        decide "server: https://$ip:$port"
+        echo "k3s-join-mode: $ip serves this cluster's CA; joining the running cluster"
+        exit 0
+      fi
+      echo "k3s-join-mode: $ip:$port serves another CA (sha256 $got, expected $expected); refusing to join or initialise" >&2
+      exit 1
+    fi
+  done
+  round=$((round + 1))
+  if [ "$round" -lt "$rounds" ]; then sleep "$pause"; fi
+done
+decide "cluster-init: true"
+echo "k3s-join-mode: no other hub server answered in $rounds rounds; initialising the cluster"
+"""
+
+
+def etcd_s3_config(secret_name: str) -> dict[str, object]:
+    """k3s reads the object storage for its snapshots from a kube-system Secret when only these two are set
+    (k3s `pkg/etcd/s3/s3.go` `GetClient`: any other etcd-s3 option and the Secret is ignored;
+    k3s-io/docs `docs/cli/etcd-snapshot.md` "S3 Configuration Secret Support", since v1.30.4+k3s1)."""
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", secret_name):
+        raise ValueError(f"{secret_name!r} is not a Secret name")
+    return {"etcd-s3": True, "etcd-s3-config-secret": secret_name}
+
+
+def token_ca_sha256(token: str) -> str:
+    """The CA hash a `K10<sha256>::server:<password>` token carries."""
+    match = re.fullmatch(r"K10([0-9a-f]{64})::.+", token.strip())
+    if not match:
+        raise ValueError("not a k3s secure token (K10<sha256>::<user>:<password>)")
+    return match.group(1)
+
+
+def day_two_files(server: K3sServer) -> list[dict[str, str]]:
+    """The drop-ins and the boot-time join decision: separate entries, beside the day-one files."""
+    files = []
+    if server.join_url is None:
+        files.append(_file(JOIN_MODE_PATH, join_mode_script(token_ca_sha256(server.token), server.peers), "0700"))
+    if server.etcd_s3_secret:
+        files.append(_file(ETCD_S3_DROPIN, yaml.safe_dump(etcd_s3_config(server.etcd_s3_secret), sort_keys=True),
+                           "0600"))
+    return files
 
 
 def metadata_guard_rules(pod_cidr: str = POD_CIDR) -> str:
@@ -291,11 +395,14 @@ def user_data(server: K3sServer) -> str:
             files.append(_file(f"{TLS_DIR}/{ca}.crt", server.ca.certs[ca], "0644", b64=True))
             files.append(_file(f"{TLS_DIR}/{ca}.key", server.ca.keys[ca], "0600", b64=True))
         files.append(_file(f"{TLS_DIR}/service.key", server.ca.service_key, "0600", b64=True))
+    files += day_two_files(server)
+    runcmd = [[JOIN_MODE_PATH]] if server.join_url is None else []
     doc = {
         "package_update": False,
         "write_files": files,
-        # The guard first: k3s (and every pod) starts only after the rules are in place.
-        "runcmd": [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", GUARD_UNIT],
+        # The guard first: k3s (and every pod) starts only after the rules are in place; then the first server's
+        # join decision (it needs the network, not the metadata service), then k3s.
+        "runcmd": [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", GUARD_UNIT], *runcmd,
                    [INSTALL_SCRIPT_PATH]],
     }
     return "#cloud-config\n" + dump(doc)

@@ -14,6 +14,11 @@ pack name it as world-reachable.
 The k3s CA set is generated here (pulumi_tls), so the admin kubeconfig and the secure join token
 are computed without SSH. An `ApiReadiness` gate waits for `/readyz` on the first server's public
 address; the host `k8s.Provider` is created only after it, so nothing touches the API before it answers.
+
+Day two (`changes.plan_hub` on what `live.read_deployed` reads from Hetzner): a server created while other
+hub servers exist joins them (never `cluster-init`), a `serverType` change resizes one server per `up` and
+a `NodeReadiness` gate waits for its node to come back, the network carries the record of what this `up`
+applied, and servers are replaced delete-first (their names and private IPs are unique).
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from components.config import FleetConfig, HubConfig
-from components.hetzner import cloud_init
-from components.hetzner.readiness import ApiReadiness
+from components.hetzner import changes, cloud_init, live
+from components.hetzner.readiness import ApiReadiness, NodeReadiness
 from components.kube import tls
 from components.kube.kubeconfig import kubeconfig
 
@@ -51,7 +56,7 @@ K3S_CA_NAMES = {
 
 def hub_server_name(hub: HubConfig, index: int) -> str:
     """The `index`-th hub server's Hetzner name, which is also its hostname and its k3s node name."""
-    return f"{hub.name}-cp-{index}"
+    return changes.server_name(hub, index)
 
 
 def hub_labels(hub: HubConfig) -> dict[str, str]:
@@ -129,9 +134,12 @@ class HubCluster(pulumi.ComponentResource):
         labels = hub_labels(hub)
         node_labels = hub_server_labels(hub)
         hours_ca, hours_leaf = config.karmada.pki.ca_validity_hours, config.karmada.pki.leaf_validity_hours
+        # preflight.check_deployed already refused what this plan cannot do; here it only decides.
+        self.plan = changes.plan_hub(hub, config.karmada.etcd, live.read_deployed(hub))
+        protected = pulumi.ResourceOptions(parent=self, protect=hub.protect)
 
-        network = hcloud.Network(f"{name}-network", name=hub.name, ip_range=str(hub.network.cidr), labels=labels,
-                                 opts=child)
+        network = hcloud.Network(f"{name}-network", name=hub.name, ip_range=str(hub.network.cidr),
+                                 labels={**labels, **changes.record_labels(hub, config.karmada.etcd)}, opts=child)
         subnet = hcloud.NetworkSubnet(
             f"{name}-subnet", network_id=network.id.apply(int), type="cloud", network_zone=hub.network_zone,
             ip_range=str(hub.network.subnet), opts=child,
@@ -195,7 +203,8 @@ class HubCluster(pulumi.ComponentResource):
                                 *([lb.ipv4] if world else [])]
 
         # --- the k3s CA set, generated up front (k3s uses it as-is on the first server's first start)
-        cas = {ca: tls.ca(f"{name}-{short}", f"{short}@karmada-hub", hours_ca, child)
+        # hub.protect: a deleted or replaced CA key is a new trust root for every server and kubeconfig
+        cas = {ca: tls.ca(f"{name}-{short}", f"{short}@karmada-hub", hours_ca, protected)
                for ca, short in K3S_CA_NAMES.items()}
         self.client_ca = cas["client-ca"]
         """Signs the host cluster's client certificates (the admin's here, each region stack's in roles.hub)."""
@@ -220,37 +229,45 @@ class HubCluster(pulumi.ComponentResource):
             service=service_key.private_key_pem,
         )
         join_url = f"https://{self.lb_private_ip}:{K3S_API_PORT}"
+        etcd_s3_secret = cloud_init.ETCD_S3_SECRET if config.karmada.etcd.backup is not None else None
         servers = []
-        for index in range(hub.servers):
-            server_name = hub_server_name(hub, index)
+        for server_plan in self.plan.servers:
+            index, server_name = server_plan.index, server_plan.name
             ip = private_ip(hub, index)
-            first = index == 0
+            joins = server_plan.joins
+            peers = (*(private_ip(hub, i) for i in range(hub.servers) if i != index), self.lb_private_ip)
 
-            def render(args: list, server_name: str = server_name, ip: str = ip, first: bool = first) -> str:
+            def render(args: list, server_name: str = server_name, ip: str = ip, joins: bool = joins,
+                       peers: tuple[str, ...] = peers) -> str:
                 tok, sans, material = args
-                ca = (cloud_init.K3sCa(certs=dict(material["certs"]), keys=dict(material["keys"]),
-                                       service_key=material["service"]) if first else None)
+                ca = (None if joins else cloud_init.K3sCa(certs=dict(material["certs"]), keys=dict(material["keys"]),
+                                                          service_key=material["service"]))
                 return cloud_init.user_data(cloud_init.K3sServer(
                     node_name=server_name, private_ip=ip, k3s_version=hub.k3s_version, token=tok,
-                    tls_sans=tuple(sans), join_url=None if first else join_url, k3s_sha256=hub.k3s_sha256,
+                    tls_sans=tuple(sans), join_url=join_url if joins else None, k3s_sha256=hub.k3s_sha256,
                     node_labels=tuple(f"{k}={v}" for k, v in sorted(node_labels.items())), ca=ca,
+                    peers=() if joins else peers, etcd_s3_secret=etcd_s3_secret,
                 ))
 
             user_data = pulumi.Output.secret(pulumi.Output.all(token, pulumi.Output.all(*tls_sans), ca_material)
                                              .apply(render))
             servers.append(hcloud.Server(
-                f"{name}-server-{index}", name=server_name, server_type=hub.server_type, image=hub.image,
-                location=hub.server_location(index), placement_group_id=placement.id.apply(int),
+                f"{name}-server-{index}", name=server_name, server_type=server_plan.server_type, image=hub.image,
+                location=server_plan.location, placement_group_id=placement.id.apply(int),
                 ssh_keys=[k.name for k in ssh_keys], firewall_ids=[firewall.id.apply(int)], labels=node_labels,
                 user_data=user_data,
                 public_nets=[hcloud.ServerPublicNetArgs(ipv4_enabled=True, ipv4=primary_ips[index].id.apply(int),
                                                         ipv6_enabled=True)],
                 networks=[hcloud.ServerNetworkArgs(network_id=network.id.apply(int), ip=ip, alias_ips=[])],
+                # keep_disk: a resize keeps the disk size, so it can be undone (Hetzner cannot shrink a disk)
                 shutdown_before_deletion=True, delete_protection=hub.protect, rebuild_protection=hub.protect,
+                keep_disk=True,
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[subnet], protect=hub.protect,
                     # user_data/image/ssh_keys force replacement; a running etcd member is never replaced by drift.
                     ignore_changes=["userData", "image", "sshKeys"],
+                    # name and private IP are unique in the project: the old server must go before its successor
+                    delete_before_replace=True,
                 ),
             ))
 
@@ -276,6 +293,19 @@ class HubCluster(pulumi.ComponentResource):
             "k8s-host", kubeconfig=self.readiness.kubeconfig, enable_server_side_apply=True,
             delete_unreachable=False, opts=pulumi.ResourceOptions(parent=self, depends_on=[self.readiness]),
         )
+        # Each node's gate asks another server's API (the one waited for may be the one that was powered off).
+        def api_url(index: int) -> pulumi.Output[str]:
+            other = self.server_ipv4s[(index + 1) % len(self.server_ipv4s)]
+            return pulumi.Output.from_input(other).apply(lambda ip_: f"https://{ip_}:{K3S_API_PORT}")
+
+        self.node_gates = [
+            NodeReadiness(
+                f"{name}-node-{p.index}-ready", api_url=api_url(p.index), node=p.name, trigger=p.server_type,
+                ca_pem=cas["server-ca"].cert_pem, client_cert_pem=admin.cert_pem, client_key_pem=admin.key_pem,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[server, self.readiness]),
+            )
+            for p, server in zip(self.plan.servers, servers, strict=True)
+        ]
         self.servers = servers
         self.register_outputs({
             "apiEndpoint": self.api_endpoint, "lbIpv4": self.lb_ipv4, "lbPrivateIp": self.lb_private_ip,

@@ -6,7 +6,12 @@ is a Pulumi dynamic resource whose `create` polls `/readyz` through the load bal
 cluster's CA and an admin client certificate (anonymous auth is off) until it answers `ok` or the
 timeout passes with one clear error. Providers and resources that use the API depend on it.
 
-`wait_ready` is the plain function underneath; tests run it against a real local TLS server.
+`NodeReadiness` is the day-two gate: after a hub server was changed (resized), the `up` waits until its node
+is Ready again with the StatefulSet pods on it (the etcd members), so the next server never goes down while
+this one is still coming back.
+
+`wait_ready` and `wait_node_ready` are the plain functions underneath; tests run them against a real local
+TLS server.
 """
 
 from __future__ import annotations
@@ -152,4 +157,118 @@ class ApiReadiness(Resource):
             pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(additional_secret_outputs=["clientKeyPem", "kubeconfig"])
             ),
+        )
+
+
+# ------------------------------------------------------------------------------------------ a node is back
+
+
+def _get_json(url: str, context: ssl.SSLContext, timeout: float) -> tuple[int, Any]:
+    import json
+
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=timeout) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, None
+
+
+def node_problems(node: dict[str, Any] | None, pods: dict[str, Any] | None) -> list[str]:
+    """Why a node is not back yet (empty: it is): its Ready condition, and every pod a StatefulSet owns on it
+    (the members of a quorum: Karmada's etcd), which must be Ready before the next server may go down."""
+    if node is None:
+        return ["the node is not registered"]
+    problems = []
+    conditions = {c.get("type"): c for c in (node.get("status") or {}).get("conditions") or []}
+    ready = conditions.get("Ready", {})
+    if ready.get("status") != "True":
+        problems.append(f"node Ready is {ready.get('status', 'unknown')} ({ready.get('reason', 'no reason')})")
+    for pod in (pods or {}).get("items") or []:
+        meta = pod.get("metadata") or {}
+        if not any(o.get("kind") == "StatefulSet" for o in meta.get("ownerReferences") or []):
+            continue
+        pod_conditions = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or []}
+        if pod_conditions.get("Ready") != "True":
+            problems.append(f"pod {meta.get('namespace')}/{meta.get('name')} is not Ready")
+    return problems
+
+
+def wait_node_ready(
+    api_url: str,
+    node: str,
+    ca_pem: str,
+    cert_pem: str,
+    key_pem: str,
+    timeout_seconds: float = 900,
+    interval_seconds: float = 5,
+    request_timeout_seconds: float = 5,
+) -> float:
+    """Poll the k3s API until `node` is Ready and its StatefulSet pods are Ready; seconds waited, or NotReady."""
+    from urllib.parse import quote
+
+    context = _ssl_context(ca_pem, cert_pem, key_pem)
+    base = api_url.rstrip("/")
+    start = time.monotonic()
+    last = ["no answer yet"]
+    while True:
+        try:
+            status, body = _get_json(f"{base}/api/v1/nodes/{quote(node)}", context, request_timeout_seconds)
+            pods = None
+            if status == 200:
+                _, pods = _get_json(f"{base}/api/v1/pods?fieldSelector={quote('spec.nodeName=' + node)}", context,
+                                    request_timeout_seconds)
+            last = node_problems(body if status == 200 else None, pods)
+            if not last:
+                return time.monotonic() - start
+        except (urllib.error.URLError, OSError, ssl.SSLError, ValueError) as exc:
+            last = [str(getattr(exc, "reason", exc))]
+        elapsed = time.monotonic() - start
+        if elapsed + interval_seconds > timeout_seconds:
+            raise NotReady(f"node {node} is not back within {timeout_seconds:.0f}s: {'; '.join(last)}")
+        time.sleep(interval_seconds)
+
+
+class _NodeReadinessProvider(ResourceProvider):
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        waited = wait_node_ready(props["apiUrl"], props["node"], props["caPem"], props["clientCertPem"],
+                                 props["clientKeyPem"], timeout_seconds=float(props["timeoutSeconds"]))
+        return CreateResult(id_=f"{props['node']}@{props['trigger']}",
+                            outs={**props, "waitedSeconds": round(waited, 1)})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # A new trigger (the server's type: it was just resized) means waiting for the node again.
+        changed = [k for k in ("node", "trigger") if olds.get(k) != news.get(k)]
+        return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
+
+
+class NodeReadiness(Resource):
+    """Waits, when created, until a hub node is Ready with its StatefulSet pods; re-created (so waits again)
+    whenever `trigger` changes, e.g. after the server behind the node was resized."""
+
+    def __init__(
+        self,
+        name: str,
+        api_url: pulumi.Input[str],
+        node: str,
+        trigger: pulumi.Input[str],
+        ca_pem: pulumi.Input[str],
+        client_cert_pem: pulumi.Input[str],
+        client_key_pem: pulumi.Input[str],
+        timeout_seconds: int = 900,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(
+            _NodeReadinessProvider(),
+            name,
+            {
+                "apiUrl": api_url,
+                "node": node,
+                "trigger": trigger,
+                "caPem": ca_pem,
+                "clientCertPem": client_cert_pem,
+                "clientKeyPem": pulumi.Output.secret(client_key_pem),
+                "timeoutSeconds": timeout_seconds,
+                "waitedSeconds": None,
+            },
+            pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["clientKeyPem"])),
         )

@@ -212,12 +212,16 @@ class KarmadaBootstrap(pulumi.ComponentResource):
 
     def __init__(self, name: str, version: str, provider: pulumi.ProviderResource, ca_bundle: pulumi.Output[str],
                  webhook: pulumi.Resource, aggregated_apiserver: pulumi.Resource,
-                 extra: Sequence[dict[str, Any]] = (), opts: pulumi.ResourceOptions | None = None) -> None:
+                 extra: Sequence[dict[str, Any]] = (), opts: pulumi.ResourceOptions | None = None,
+                 protect: bool = False) -> None:
         super().__init__("karmada-hub:index:KarmadaBootstrap", name, None, opts)
         base = pulumi.ResourceOptions(parent=self, provider=provider)
-        ns = [apply("karmada", o, base) for o in namespaces()]
+        # protect (hub.protect): deleting a CRD deletes every object of its kind; a namespace, everything in it
+        kept = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(protect=protect))
+        ns = [apply("karmada", o, kept) for o in namespaces()]
         after_ns = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=ns))
-        crd_resources = [apply("karmada", crds.with_conversion_webhook(crd, ca_bundle), after_ns)
+        kept_after_ns = pulumi.ResourceOptions.merge(after_ns, pulumi.ResourceOptions(protect=protect))
+        crd_resources = [apply("karmada", crds.with_conversion_webhook(crd, ca_bundle), kept_after_ns)
                          for crd in crds.load_crds(version)]
         for obj in rbac():
             apply("karmada", obj, after_ns)

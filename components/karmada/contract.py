@@ -235,6 +235,9 @@ ETCD = Contract(
     key="etcd", title="etcd", upstream="etcd-io/etcd v3.6.6 (image registry.k8s.io/etcd:3.6.6-0)",
     match=Match(command="etcd"), rendered_by="components/karmada/manifests.py etcd_statefulset, flags/etcd.py",
     files=(
+        FileFlag("config-file", "read", "every setting (written by the pod's prepare step from flags.etcd_args); "
+                 "with a config file etcd ignores all other flags and ETCD_* env",
+                 etcd_src("server/etcdmain/config.go", "config.parse, configFromFile")),
         *_read("trusted-ca-file", "cert-file", "key-file", why="client TLS (with --client-cert-auth)",
                source=etcd_src("server/embed/config.go", "Config.AddFlags")),
         *_read("peer-trusted-ca-file", "peer-cert-file", "peer-key-file", why="peer TLS",
@@ -284,6 +287,63 @@ ETCD = Contract(
              etcd_src("Dockerfile")),
         Fact("`--initial-cluster*` are honoured only on a data dir without WAL; restarts use the WAL",
              etcd_src("server/etcdserver/bootstrap.go", "bootstrap")),
+        Fact("a config file starts from embed.NewConfig: in 3.4 that leaves enable-grpc-gateway off (its flag "
+             "defaults on), so prepare writes the command line's defaults explicitly",
+             Src("etcd-io/etcd", "v3.4.23", "embed/config.go", "NewConfig; etcdmain/config.go newConfig")),
+    ),
+    kubeconfig_flags=(),
+)
+
+_PREPARE = Src("karmada-hub", "this checkout", "agents/etcd_member_prepare.py", "prepare")
+
+
+def _etcd_clients(view: View) -> Sequence[Endpoint]:
+    """prepare asks the members' gRPC gateway on their client port (the peers' hosts, etcd's client port)."""
+    port = int(url_endpoint((view.flag("advertise-client-urls") or "https://x:2379").split(",")[0]).port)
+    return [Endpoint(ep.host, port, "HTTPS") for ep in _etcd_peers(view)]
+
+
+ETCD_PREPARE = Contract(
+    key="etcd-prepare", title="etcd member prepare (agents/etcd_member_prepare.py)",
+    upstream="this program, on python:3.12, against etcd-io/etcd v3.6.6 (and 3.4.23 in the tests)",
+    match=Match(script="etcd_member_prepare.py"),
+    rendered_by="components/karmada/manifests.py etcd_statefulset, flags/etcd.py etcd_prepare_args",
+    env=(EnvVar("POD_NAME", True, "expanded by kubelet into --name and the advertise URLs after `--`", _PREPARE),
+         EnvVar("POD_IP", True, "expanded by kubelet into --listen-metrics-urls after `--`", _PREPARE)),
+    files=(
+        FileFlag("config-file", "write", "etcd's config file, derived from the etcd flags after `--`", _PREPARE),
+        FileFlag("client-cert", "read", "a SAN-less client cert of the etcd CA (member API, peer /members)",
+                 _PREPARE),
+        FileFlag("client-key", "read", "its key", _PREPARE),
+        *_read("trusted-ca-file", "peer-trusted-ca-file", why="verifies the members it asks", source=_PREPARE),
+        *_read("peer-cert-file", "peer-key-file", why="serves its 'empty' answer on the peer port", source=_PREPARE),
+        FileFlag("data-dir", "dir", "looks for a WAL; moves a member/ without one aside to member.incomplete",
+                 _PREPARE),
+    ),
+    listeners=(
+        Listener("peer", "URL", "listen-peer-urls", "url", "https://0.0.0.0:2380", (), _PREPARE,
+                 note="while it waits: 404 with X-Karmada-Hub-Etcd-Prepare: empty to every mTLS request, so empty "
+                      "members can tell each other from members that are down; freed before etcd starts"),
+    ),
+    connections=(
+        Connection("etcd", "2380", "HTTPS (client cert of the etcd CA)", "--initial-cluster",
+                   "GET /members on every other member (served before quorum): formed cluster or not",
+                   etcd_src("server/etcdserver/api/etcdhttp/peer.go", "peerMembersHandler"), resolve=_etcd_peers),
+        Connection("etcd", "2379", "HTTPS (client cert of the etcd CA)", "the members' client URLs",
+                   "a linearizable range (quorum check), then member list/remove/add through the gRPC gateway",
+                   etcd_src("api/etcdserverpb/gw/rpc.pb.gw.go", "pattern_Cluster_MemberAdd_0"),
+                   resolve=_etcd_clients),
+    ),
+    exits=(
+        Fact("after --wait-seconds without a safe decision (no quorum, a member unreachable): exit 1, kubelet restarts "
+             "it; an etcd flag without a config-file mapping, or --name not expanded: exit 1 at once", _PREPARE),
+    ),
+    facts=(
+        Fact("a member without a WAL rejoins as a new member (remove, add, `existing`) only through a member that "
+             "serves a linearizable read, and bootstraps (`new`) only when every other member answers and none "
+             "has formed a cluster",
+             Src("etcd-io/etcd", "v3.4.23", "Documentation/op-guide/runtime-configuration.md",
+                 "Replace a failed machine")),
     ),
     kubeconfig_flags=(),
 )
@@ -881,10 +941,15 @@ DESCHEDULER = Contract(
     ),
 )
 
-CONTRACTS: tuple[Contract, ...] = (ETCD, KARMADA_APISERVER, AGGREGATED_APISERVER, KCM, SCHEDULER,
+CONTRACTS: tuple[Contract, ...] = (ETCD, ETCD_PREPARE, KARMADA_APISERVER, AGGREGATED_APISERVER, KCM, SCHEDULER,
                                    CONTROLLER_MANAGER, WEBHOOK, DESCHEDULER, ESTIMATOR, AGENT)
 
 PULUMI_MAY_OWN: tuple[tuple[str, str, str, str], ...] = (
+    ("host", "CustomResourceDefinition", "plans.upgrade.cattle.io",
+     "system-upgrade-controller registers its Plan CRD at start and updates it to its embedded copy; the program "
+     "installs the same file of the same tag (sha256-checked), so that update changes nothing, and the Plan it "
+     "renders needs the CRD before the controller runs (rancher/system-upgrade-controller v0.20.1 "
+     "pkg/upgrade/controller.go registerCRD)"),
     ("karmada", "Namespace", "karmada-es-<pull-cluster>",
      "a Pull agent caches Works only in its execution namespace and its agent-work Role must exist there before it "
      "starts; karmada-controller-manager adopts the namespace (createExecutionSpace is get-then-create) and deletes "

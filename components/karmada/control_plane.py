@@ -24,7 +24,7 @@ from components.hetzner.readiness import ApiReadiness
 from components.karmada import flags, manifests, pki_spec, workloads
 from components.karmada.bootstrap import descheduler_rbac
 from components.karmada.workloads import APISERVER_AUTHN_CONFIGMAP
-from components.kube import tls
+from components.kube import agent_script, tls
 from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply, with_secret_checksum
 
@@ -53,8 +53,10 @@ class KarmadaPki(pulumi.ComponentResource):
         pki = config.karmada.pki
         cas: dict[str, tls.KeyPair] = {}
         self.files = {}
+        # hub.protect: a deleted or replaced CA key is a new trust root (every member and component re-trusts)
+        protected = pulumi.ResourceOptions(parent=self, protect=config.hub is not None and config.hub.protect)
         for spec in pki_spec.ca_specs():
-            pair = tls.ca(f"{name}-{spec.name}", spec.common_name, pki.ca_validity_hours, child)
+            pair = tls.ca(f"{name}-{spec.name}", spec.common_name, pki.ca_validity_hours, protected)
             cas[spec.name] = pair
             self.files[f"{spec.file}.crt"] = pair.cert_pem
             self.files[f"{spec.file}.key"] = pair.key_pem
@@ -105,7 +107,9 @@ class KarmadaControlPlane(pulumi.ComponentResource):
                               opts=pulumi.ResourceOptions(parent=self))
         pki = self.pki
 
-        ns = apply("host", manifests.namespace(), host)
+        # hub.protect: deleting the control-plane namespace deletes etcd's claims and every component
+        ns = apply("host", manifests.namespace(), pulumi.ResourceOptions.merge(
+            host, pulumi.ResourceOptions(protect=config.hub.protect)))
         self.namespace = ns
         host_ns = pulumi.ResourceOptions.merge(host, pulumi.ResourceOptions(depends_on=[hub.readiness, ns]))
 
@@ -144,19 +148,22 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             return workload
 
         # --- etcd
-        etcd_files = ["etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key"]
+        # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
+        etcd_doc = workloads.etcd(config, f"karmada-hub-{pulumi.get_stack()}-etcd")
+        etcd_pki = next(v for v in etcd_doc["spec"]["template"]["spec"]["volumes"] if v["name"] == "pki")
+        etcd_files = [item["path"] for item in etcd_pki["secret"]["items"]]  # what the pod mounts, no more
         etcd_secret_doc = manifests.secret(
             "etcd" + manifests.PKI_SECRET_SUFFIX, {manifests.secret_key(f): pki.files[f] for f in etcd_files},
             component="etcd")
         etcd_secret = apply("host", etcd_secret_doc, host_ns)
+        prepare_source = agent_script.source(manifests.ETCD_PREPARE_SCRIPT)
+        prepare_cm = apply("host", manifests.etcd_prepare_configmap(prepare_source), host_ns)
         apply("host", manifests.service(flags.ETCD_SERVICE, {"client": (2379, 2379), "peer": (2380, 2380)},
                                         headless=True), host_ns)
         apply("host", manifests.service(flags.ETCD_CLIENT_SERVICE, {"client": (2379, 2379)}, component="etcd"),
               host_ns)
-        # The initial-cluster token only keeps two etcd clusters from joining each other; it is not a secret.
-        etcd = apply("host", with_secret_checksum(workloads.etcd(config, f"karmada-hub-{pulumi.get_stack()}-etcd"),
-                                                  [etcd_secret_doc]),
-                     pulumi.ResourceOptions.merge(host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret])))
+        etcd = apply("host", with_secret_checksum(etcd_doc, [etcd_secret_doc]), pulumi.ResourceOptions.merge(
+            host_ns, pulumi.ResourceOptions(depends_on=[etcd_secret, prepare_cm])))
         apply("host", manifests.pdb("etcd"), host_ns)
         self.etcd = etcd
 

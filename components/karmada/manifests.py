@@ -15,6 +15,7 @@ from typing import Any
 
 from components.karmada import flags
 from components.karmada.pki_spec import estimator_service_name
+from components.kube import agent_script
 from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 PART_OF = "karmada"
@@ -204,17 +205,70 @@ def secret(name: str, data: Mapping[str, Any], namespace: str = flags.NAMESPACE,
             "stringData": dict(data)}
 
 
+ETCD_PREPARE_SCRIPT = "etcd_member_prepare.py"
+ETCD_PREPARE_CONFIGMAP = "etcd-prepare"
+ETCD_CONFIG_VOLUME = "etcd-config"
+
+
+def etcd_prepare_configmap(source: str, namespace: str = flags.NAMESPACE) -> dict[str, Any]:
+    """The `prepare` program's text (agents/etcd_member_prepare.py), mounted into every etcd pod."""
+    meta = {"name": ETCD_PREPARE_CONFIGMAP, "namespace": namespace, "labels": labels(flags.ETCD_SERVICE)}
+    return agent_script.configmap(meta, ETCD_PREPARE_SCRIPT, source)
+
+
+def etcd_pki_files(member_args: Sequence[str]) -> list[str]:
+    """PKI files an etcd pod mounts: what etcd's flags name plus `prepare`'s own client certificate."""
+    prepare = flags.etcd_prepare_args(list(member_args))
+    own = prepare[: prepare.index("--")]
+    return sorted(set(pki_files(member_args)) | set(pki_files(own)))
+
+
 def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_class: str, storage_size: str,
-                     namespace: str = flags.NAMESPACE) -> dict[str, Any]:
+                     prepare_source: str, namespace: str = flags.NAMESPACE) -> dict[str, Any]:
+    """etcd ×N. `args` is `flags.etcd_args(...)`: the `prepare` init container gets it after `--`, decides
+    `new` or `existing` (a member that lost its data rejoins as a new member) and writes it into etcd's
+    config file, which etcd (image without a shell) then starts from."""
+    prepare_args = flags.etcd_prepare_args(list(args))
+    files = etcd_pki_files(args)
+    config_dir = flags.ETCD_CONFIG_DIR
     w = Workload(
-        name=flags.ETCD_SERVICE, image=image, command=flags.COMMANDS["etcd"], args=args, replicas=replicas,
+        name=flags.ETCD_SERVICE, image=image, command=flags.COMMANDS["etcd"], args=flags.etcd_config_file_args(),
+        replicas=replicas,
         ports={"client": flags.ETCD_CLIENT_PORT, "peer": flags.ETCD_PEER_PORT, "metrics": flags.ETCD_METRICS_PORT},
         liveness=Probe(flags.ETCD_METRICS_PORT, "/livez", initial_delay=60, period=10, failure_threshold=3),
         readiness=Probe(flags.ETCD_METRICS_PORT, "/readyz", initial_delay=10, period=5, failure_threshold=30),
         requests={"cpu": "200m", "memory": "512Mi"}, kubeconfig=False,
-        extra_mounts=[{"name": "data", "mountPath": flags.ETCD_DATA_DIR}],
+        extra_volumes=[
+            pki_volume(flags.ETCD_SERVICE + PKI_SECRET_SUFFIX, files),
+            {"name": ETCD_CONFIG_VOLUME, "emptyDir": {"sizeLimit": "1Mi"}},
+            agent_script.volume(ETCD_PREPARE_CONFIGMAP),
+        ],
+        extra_mounts=[
+            pki_mount(),
+            {"name": "data", "mountPath": flags.ETCD_DATA_DIR},
+            {"name": ETCD_CONFIG_VOLUME, "mountPath": config_dir, "readOnly": True},
+        ],
     )
     spec = pod_spec(w)
+    prepare = {
+        "name": "prepare",
+        "image": agent_script.IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "command": agent_script.command(ETCD_PREPARE_SCRIPT),
+        "args": prepare_args,
+        "env": [*_POD_ENV, *agent_script.ENV],  # kubelet expands $(POD_NAME)/$(POD_IP) in the etcd flags it carries
+        "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+        "securityContext": container_security_context(True),
+        "volumeMounts": [
+            {"name": "tmp", "mountPath": "/tmp"},
+            pki_mount(),
+            {"name": "data", "mountPath": flags.ETCD_DATA_DIR},
+            {"name": ETCD_CONFIG_VOLUME, "mountPath": config_dir},
+            agent_script.mount(),
+        ],
+    }
+    spec["initContainers"] = [prepare]
+    template_meta = {"labels": labels(w.name), "annotations": agent_script.pod_annotations(prepare_source)}
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -225,7 +279,7 @@ def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_cla
             "podManagementPolicy": "Parallel",
             "selector": {"matchLabels": selector(w.name)},
             "updateStrategy": {"type": "RollingUpdate"},
-            "template": {"metadata": {"labels": labels(w.name)}, "spec": spec},
+            "template": {"metadata": template_meta, "spec": spec},
             "volumeClaimTemplates": [{
                 "metadata": {"name": "data", "labels": labels(w.name)},
                 "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": storage_class,

@@ -51,7 +51,9 @@ def control_plane_workloads(apiserver_clients: Sequence[str], estimator_members:
     return [
         _workload(flags.ETCD_SERVICE, [("client", flags.ETCD_CLIENT_PORT), ("peer", flags.ETCD_PEER_PORT),
                                        ("metrics", flags.ETCD_METRICS_PORT)],
-                  [Dial(NS, flags.ETCD_SERVICE, "peer")]),
+                  # raft; and the pod's prepare step asks the other members' peer port (/members) and their
+                  # client port (the member API) before etcd starts (agents/etcd_member_prepare.py)
+                  [Dial(NS, flags.ETCD_SERVICE, "peer"), ETCD_CLIENT]),
         _workload("karmada-apiserver", [("https", flags.APISERVER_PORT)],
                   [ETCD_CLIENT, Dial(NS, "karmada-aggregated-apiserver", "https"),
                    Dial(NS, "karmada-webhook", "https")],

@@ -174,6 +174,7 @@ def cert_specs(
                  ip_addresses=_LOCAL_IPS, file="etcd/server"),
         CertSpec(name="etcd-peer", signer=ETCD_CA.name, common_name="karmada-etcd-peer", usages=_BOTH,
                  dns_names=(*_LOCAL_DNS, *etcd_names), ip_addresses=_LOCAL_IPS, file="etcd/peer"),
+        etcd_member_client_cert_spec(),
         CertSpec(name="apiserver-etcd-client", signer=ETCD_CA.name, common_name="karmada-apiserver-etcd-client",
                  usages=_CLIENT, file="apiserver-etcd-client"),
         CertSpec(name="aggregated-apiserver-etcd-client", signer=ETCD_CA.name,
@@ -238,6 +239,15 @@ def etcd_maintenance_cert_spec() -> CertSpec:
 
 ESTIMATOR_SERVICE_PREFIX = "karmada-scheduler-estimator"
 """The scheduler's `--scheduler-estimator-service-prefix` default: it dials `<prefix>-<cluster>`."""
+
+
+def etcd_member_client_cert_spec() -> CertSpec:
+    """Client cert of each etcd pod's `prepare` step (etcd CA, no SANs): it reads the member list and
+    replaces a member that lost its data. etcd checks a client certificate's SANs against the caller's
+    address when it has any (etcd v3.6.6 `client/pkg/transport/listener_tls.go` `checkCertSAN`), and
+    `prepare` runs before its pod is published under its member name, so it carries none."""
+    return CertSpec(name="etcd-member-client", signer=ETCD_CA.name, common_name="karmada-etcd-member-prepare",
+                    usages=_CLIENT, file="etcd/member-client")
 
 
 def estimator_service_name(cluster_name: str) -> str:

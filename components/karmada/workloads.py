@@ -12,6 +12,7 @@ from typing import Any
 from components import versions
 from components.config import FleetConfig
 from components.karmada import flags, manifests
+from components.kube import agent_script
 
 
 def _requests(cpu: str, memory: str) -> dict[str, str]:
@@ -49,7 +50,8 @@ def etcd(config: FleetConfig, cluster_token: str) -> dict[str, Any]:
         flags.etcd_args(karmada.etcd.replicas, cluster_token, quota_backend_bytes=karmada.etcd.quota_backend_bytes,
                         auto_compaction_mode=mode, auto_compaction_retention=retention),
         f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{karmada.release.etcd}", karmada.etcd.replicas,
-        karmada.etcd.storage_class, karmada.etcd.storage_size)
+        karmada.etcd.storage_class, karmada.etcd.storage_size,
+        agent_script.source(manifests.ETCD_PREPARE_SCRIPT))
 
 
 def apiserver(config: FleetConfig) -> manifests.Workload:

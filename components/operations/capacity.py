@@ -26,7 +26,7 @@ from components.hetzner import limits
 from components.karmada import manifests, workloads
 from components.kube import agent_script
 from components.kube.quantity import parse_quantity
-from components.operations import etcd_backup_docs, etcd_maintenance_docs, monitoring_docs
+from components.operations import etcd_backup_docs, etcd_maintenance_docs, k3s_upgrade_docs, monitoring_docs
 from components.operations.region_intents import fleet_members, region_intents
 from components.traffic import docs as traffic_docs
 from components.traffic import failover_docs, refresher_docs
@@ -143,6 +143,7 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     if config.monitoring.enabled:
         out.append(("hub exporter", monitoring_docs.exporter_deployment(
             agent_script.source(monitoring_docs.EXPORTER_SCRIPT))))
+    out.append(("k3s upgrades", k3s_upgrade_docs.deployment()))
     return out
 
 

@@ -17,6 +17,7 @@ from components.kube.contract import (
     Fact,
     FileFlag,
     Listener,
+    Makes,
     Match,
     Served,
     Src,
@@ -25,6 +26,7 @@ from components.kube.contract import (
 )
 from components.operations import etcd_backup_docs as backup
 from components.operations import etcd_maintenance_docs as maintenance
+from components.operations import k3s_upgrade_docs as suc
 from components.operations import monitoring_docs as monitoring
 from components.traffic import contract as traffic_contract
 
@@ -93,6 +95,68 @@ ETCD_UPLOAD = Contract(
     kubeconfig_flags=(),
 )
 
+def _suc(path: str, symbol: str = "") -> Src:
+    return Src("rancher/system-upgrade-controller", "v0.20.1", path, symbol)
+
+
+_SUC_NS = suc.NAMESPACE
+SYSTEM_UPGRADE_CONTROLLER = Contract(
+    key="system-upgrade-controller", title="system-upgrade-controller",
+    upstream="rancher/system-upgrade-controller v0.20.1",
+    match=Match(image="docker.io/rancher/system-upgrade-controller"),
+    rendered_by="components/operations/k3s_upgrade_docs.py deployment",
+    runs_in="host cluster, namespace system-upgrade",
+    env=(
+        EnvVar("SYSTEM_UPGRADE_CONTROLLER_NAME", True, "the controller's name (cli Required)", _suc("main.go", "main")),
+        EnvVar("SYSTEM_UPGRADE_CONTROLLER_NAMESPACE", True, "its namespace: Plans, Jobs, Secrets, the Lease (cli "
+               "Required)", _suc("main.go", "main")),
+        EnvVar("SYSTEM_UPGRADE_CONTROLLER_NODE_NAME", False, "event source; the hostname otherwise",
+               _suc("pkg/upgrade/controller.go", "NewController")),
+    ),
+    connections=(
+        Connection("kubernetes API (host)", "443", "HTTPS (service account)", "in-cluster config",
+                   "watches Plans, Nodes, Jobs, Secrets; creates upgrade Jobs", _suc("main.go", "Run"), external=True),
+    ),
+    uses=(
+        Use("host", "", "namespaces", ("get",), _suc("pkg/upgrade/controller.go", "Start (cluster id)"),
+            names=("kube-system",), credential="serviceaccount"),
+        Use("host", "apiextensions.k8s.io", "customresourcedefinitions", ("get", "create", "update"),
+            _suc("pkg/upgrade/controller.go", "registerCRD"), names=(suc.PLAN_CRD,), credential="serviceaccount"),
+        Use("host", "", "nodes", ("get", "list", "watch", "update"),
+            _suc("pkg/upgrade/handle_batch.go", "plan label, uncordon"), credential="serviceaccount"),
+        Use("host", "upgrade.cattle.io", "plans", ("get", "list", "watch", "update", "patch"),
+            _suc("pkg/upgrade/handle_upgrade.go"), namespace=_SUC_NS, credential="serviceaccount"),
+        Use("host", "upgrade.cattle.io", "plans/status", ("update",), _suc("pkg/upgrade/handle_upgrade.go"),
+            namespace=_SUC_NS, credential="serviceaccount"),
+        Use("host", "batch", "jobs", ("get", "list", "watch", "create", "update", "patch", "delete"),
+            _suc("pkg/upgrade/handle_batch.go"), namespace=_SUC_NS, credential="serviceaccount"),
+        Use("host", "", "secrets", ("get", "list", "watch"), _suc("pkg/upgrade/handle_core.go"), namespace=_SUC_NS,
+            credential="serviceaccount"),
+        Use("host", "coordination.k8s.io", "leases", ("get", "update"), _suc("pkg/upgrade/controller.go",
+            "leader.RunOrDie"), namespace=_SUC_NS, names=(suc.CONTROLLER,), credential="serviceaccount"),
+        Use("host", "coordination.k8s.io", "leases", ("create",), _suc("pkg/upgrade/controller.go", "leader.RunOrDie"),
+            namespace=_SUC_NS, credential="serviceaccount"),
+        Use("host", "", "events", ("create", "patch"), _suc("pkg/upgrade/controller.go", "NewController recorder"),
+            credential="serviceaccount"),
+    ),
+    makes=(
+        Makes("host", "Job", "apply-k3s-server-on-*", True, "one per node and Plan hash",
+              _suc("pkg/upgrade/job/job.go", "New"), namespace=_SUC_NS),
+        Makes("host", "CustomResourceDefinition", suc.PLAN_CRD, True, "at start, then kept equal to its embedded copy",
+              _suc("pkg/upgrade/controller.go", "registerCRD")),
+        Makes("host", "Lease", suc.CONTROLLER, True, "leader election", _suc("pkg/upgrade/controller.go", "Start"),
+              namespace=_SUC_NS),
+    ),
+    facts=(
+        Fact("with a Plan `version` set it never resolves a channel over the network",
+             _suc("pkg/upgrade/handle_upgrade.go", "RegisterPlanStatusHandler")),
+        Fact("upgrade Jobs run privileged with hostPID/hostIPC/hostNetwork on the target node, as the Plan's "
+             "service account (cordon: kubectl cordon)", _suc("pkg/upgrade/job/job.go", "New")),
+    ),
+    kubeconfig_flags=(),
+)
+
+
 _DEFRAG = Src("karmada-hub", "this checkout", "agents/etcd_defrag.py", "run")
 _GATEWAY = _etcd("api/etcdserverpb/gw/rpc.pb.gw.go", "pattern_Maintenance_Defragment_0")
 
@@ -145,7 +209,7 @@ HUB_EXPORTER = Contract(
     kubeconfig_flags=(),
 )
 
-CONTRACTS: tuple[Contract, ...] = (ETCD_SNAPSHOT, ETCD_UPLOAD, ETCD_DEFRAG, HUB_EXPORTER)
+CONTRACTS: tuple[Contract, ...] = (ETCD_SNAPSHOT, ETCD_UPLOAD, ETCD_DEFRAG, HUB_EXPORTER, SYSTEM_UPGRADE_CONTROLLER)
 
 PRECONDITIONS: tuple[Expects, ...] = (
     Expects("for each CAPI member, Secret `<namespace>/<cluster>-kubeconfig` (key `value`) in the CAPI management "

@@ -62,6 +62,25 @@ def check_whatif(config: FleetConfig, stack_file: str) -> None:
                           "group, or set failover: manual")
 
 
+def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
+    """What this `up` would change on the running hub, from what Hetzner reports (hetzner/changes.py): refuse a
+    dangerous change with one line naming the key and the fix, warn about what will roll. Runs inside the
+    program only (it makes provider invokes), after `check`; returns the notices it warned about."""
+    if config.hub is None or config.role == "region":
+        return []
+    import pulumi
+
+    from components.hetzner import changes, live
+
+    try:
+        plan = changes.plan_hub(config.hub, config.karmada.etcd, live.read_deployed(config.hub))
+    except changes.UnsafeChange as exc:
+        raise ConfigError(f"{stack_file}: karmada-hub:{exc.key}: {exc}") from None
+    for notice in plan.notices:
+        pulumi.log.warn(notice)
+    return list(plan.notices)
+
+
 def region_served(intent: RegionIntent) -> dict[str, Any]:
     """What the hub set up for one region stack: the members and tenant namespaces its identity may write for."""
     return {"stack": intent.stack,

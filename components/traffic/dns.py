@@ -49,7 +49,9 @@ class FleetDns(pulumi.ComponentResource):
         ns = [apply("host", o, on_host) for o in objects if o["kind"] == "Namespace"]
         self.namespace = ns
         in_ns = pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=ns))
-        crd = apply("host", dnsendpoint_crd.load(), on_host)
+        # hub.protect: deleting the CRD deletes every DNSEndpoint, and external-dns then every record it owns
+        crd = apply("host", dnsendpoint_crd.load(), pulumi.ResourceOptions.merge(
+            on_host, pulumi.ResourceOptions(protect=config.hub.protect)))
 
         # The failover controller: its karmada client cert (the RBAC above names its CN), host RBAC, the script.
         failover_cert = tls.leaf(f"{name}-traffic-failover", karmada_ca, failover.USER, tls.USES["client"], hours,

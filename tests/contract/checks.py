@@ -580,12 +580,25 @@ def check_k3s(fleet: Fleet) -> list[str]:
         config = yaml.safe_load(files[cloud_init.CONFIG_PATH]["content"]) or {}
         for key in sorted(set(config) - k3s_contract.SERVER_CONFIG_KEYS):
             out.append(f"{where}: config key {key!r} is not a k3s server flag")
+        for path in sorted(p for p in files if p.startswith(cloud_init.DROPIN_DIR + "/")):
+            for key in sorted(set(yaml.safe_load(files[path]["content"]) or {}) - k3s_contract.SERVER_CONFIG_KEYS):
+                out.append(f"{where}: {path} key {key!r} is not a k3s server flag")
         if config.get("token-file") not in files:
             out.append(f"{where}: token-file {config.get('token-file')} is not written by its user-data")
-        if config.get("cluster-init"):
+        # the first server of a new cluster decides at boot (cloud_init.join_mode_script), before k3s starts
+        decides = cloud_init.JOIN_MODE_PATH in files
+        runcmd = doc.get("runcmd") or []
+        join_at = runcmd.index([cloud_init.JOIN_MODE_PATH]) if [cloud_init.JOIN_MODE_PATH] in runcmd else None
+        install_at = runcmd.index([cloud_init.INSTALL_SCRIPT_PATH]) if [cloud_init.INSTALL_SCRIPT_PATH] in runcmd \
+            else None
+        if decides and (join_at is None or install_at is None or join_at > install_at):
+            out.append(f"{where}: writes {cloud_init.JOIN_MODE_PATH} but does not run it before installing k3s")
+        if decides and ("server" in config or "cluster-init" in config):
+            out.append(f"{where}: decides its join mode at boot, but config.yaml already sets it")
+        if config.get("cluster-init") or decides:
             missing = [p for p in k3s_contract.REQUIRED_CA_FILES if p not in files]
             if missing:
-                out.append(f"{where}: cluster-init without the pre-generated CA files {missing}")
+                out.append(f"{where}: may cluster-init without the pre-generated CA files {missing}")
         elif "server" not in config:
             out.append(f"{where}: neither cluster-init nor server: it would start a cluster of its own")
     return out

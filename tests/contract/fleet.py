@@ -253,7 +253,20 @@ class Container:
 
     @property
     def args(self) -> list[str]:
-        return [str(a) for a in self.body.get("args") or []]
+        own = [str(a) for a in self.body.get("args") or []]
+        return [*self._config_file_args(own), *own]
+
+    def _config_file_args(self, own: list[str]) -> list[str]:
+        """etcd started with only `--config-file` runs the settings its pod's prepare step writes into that file:
+        the init container's flags after `--` (agents/etcd_member_prepare.py), so those are what it reads."""
+        own_flags = split_args(own)[0]
+        if self.init or set(own_flags) != {"config-file"}:
+            return []
+        for init in self.pod.spec.get("initContainers") or []:
+            args = [str(a) for a in init.get("args") or []]
+            if "--" in args and f"--config-file={own_flags['config-file']}" in args[: args.index("--")]:
+                return args[args.index("--") + 1:]
+        return []
 
     @property
     def flags(self) -> dict[str, str]:

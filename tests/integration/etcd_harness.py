@@ -9,7 +9,12 @@ is explicit and recorded in `EtcdCluster.substitutions`:
 1. `$(VAR)` references are expanded from the member's pod env (`POD_NAME=etcd-N`, `POD_IP` = the member's
    address in its namespace), as kubelet does.
 2. Container file paths are replaced by temp files, via `path_map` (container path -> `files` key).
-3. The data dir (`flags.ETCD_DATA_DIR`) becomes a per-member temp dir.
+3. The data dir (`flags.ETCD_DATA_DIR`) becomes a per-member temp dir, and so does the pod's config
+   emptyDir (`flags.ETCD_CONFIG_DIR`), emptied whenever the member (re)starts, like a new pod's.
+
+With `init` (an `InitStep`: the pod's rendered init container) each member runs as its pod does: the init
+container with its rendered args first, then etcd with its own rendered args, only if the init container
+exited 0 (`pod_launcher.py`). The etcd flags that name the cluster are then read from the init args after `--`.
 
 Nothing else is touched; if any `/etc/karmada` or `/var/lib/etcd` path survives the rewrite the
 harness refuses to start, so a new mounted file can't silently go untested. Requires root (netns).
@@ -33,12 +38,13 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from cryptography import x509
@@ -46,7 +52,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from components.karmada.flags import ETCD_DATA_DIR, PATHS, flag_values
+from components.karmada.flags import ETCD_CONFIG_DIR, ETCD_DATA_DIR, PATHS, flag_values
 from components.karmada.pki_spec import RSA_BITS, CaSpec, CertSpec
 
 DEFAULT_PATH_MAP: Mapping[str, str] = {
@@ -58,7 +64,19 @@ DEFAULT_PATH_MAP: Mapping[str, str] = {
 }
 """Container path in the rendered args -> key of the `files` mapping given to EtcdCluster."""
 
-_CONTAINER_PREFIXES = ("/etc/karmada", "/var/lib/etcd")
+_CONTAINER_PREFIXES = ("/etc/karmada", "/var/lib/etcd", ETCD_CONFIG_DIR)
+LAUNCHER = Path(__file__).with_name("pod_launcher.py")
+
+
+@dataclass(frozen=True)
+class InitStep:
+    """A rendered init container, run before etcd in each member's namespace.
+
+    command: the host command standing in for the container's (e.g. the test's Python running the rendered
+    ConfigMap's script); args: its rendered args, rewritten like etcd's (env, files, data and config dirs)."""
+
+    command: Sequence[str]
+    args: Sequence[str]
 
 
 class HarnessError(RuntimeError):
@@ -77,6 +95,37 @@ def netns_unavailable_reason() -> str | None:
         return f"`ip netns add` failed: {res.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", probe], capture_output=True, timeout=10)
     return None
+
+
+ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test on a laptop that can't run the harness; fail it where KARMADA_HUB_REQUIRE_TOOLS=1 (CI)."""
+    import pytest
+
+    from tests.support.tools import tools_required
+
+    if tools_required():
+        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
+    pytest.skip(reason)
+
+
+def require_harness() -> str:
+    """The etcd binary the harness runs, once it is installed and network namespaces can be made here."""
+    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
+        unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
+    reason = netns_unavailable_reason()
+    if reason:
+        unavailable(reason)
+    return ETCD
+
+
+def require_etcdctl() -> str:
+    found = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
+    if found is None:
+        unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
+    return found
 
 
 def expand_env(arg: str, env: Mapping[str, str]) -> str:
@@ -121,6 +170,9 @@ class _Member:
     data_dir: Path = Path()
     log_path: Path = Path()
     proc: subprocess.Popen[bytes] | None = None
+    run_dir: Path = Path()
+    main_args: list[str] = field(default_factory=list)
+    init_args: list[str] = field(default_factory=list)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
@@ -156,6 +208,8 @@ class EtcdCluster:
     service_names: Sequence[str] = ()
     """Extra names (a client Service's DNS names) that every namespace's /etc/hosts maps to the first
     member, the way a Service would route to one live member."""
+    init: InitStep | None = None
+    """The pod's init container; `args_per_member` are then etcd's own (config-file) args."""
     seed_data_dirs: Mapping[str, Path] = field(default_factory=dict)
     """pod name -> a data directory (with `member/`) the member starts from instead of an empty one: what a
     restore puts on the member's volume."""
@@ -205,12 +259,23 @@ class EtcdCluster:
             data_dir.mkdir(parents=True, mode=0o700)
             if pod in self.seed_data_dirs:
                 shutil.copytree(Path(self.seed_data_dirs[pod]) / "member", data_dir / "member")
-            args = self._rewrite(list(raw), pod, pki, data_dir, pod_ip=str(addresses[i]))
+            run_dir = self._tmp / "podconfig" / pod
+            run_dir.mkdir(parents=True, mode=0o700)
+            pod_ip = str(addresses[i])
+            main_args = self._rewrite(list(raw), pod, pki, data_dir, run_dir, pod_ip)
+            init_args: list[str] = []
+            args = main_args
+            if self.init is not None:
+                init_args = self._rewrite(list(self.init.args), pod, pki, data_dir, run_dir, pod_ip)
+                if "--" not in init_args:
+                    raise HarnessError("the init container's args carry no `-- <etcd flags>`")
+                args = init_args[init_args.index("--") + 1:]
             values = flag_values(args)
             adv = urlsplit(values["advertise-client-urls"].split(",")[0]).hostname or ""
             self.members.append(_Member(pod_name=pod, args=args, fqdn=adv, netns=f"etcdh-{self._tag}-{i}",
                                         veth=f"ekh{self._tag}{i}", data_dir=data_dir,
-                                        log_path=self._tmp / f"{pod}.log"))
+                                        log_path=self._tmp / f"{pod}.log", run_dir=run_dir,
+                                        main_args=main_args, init_args=init_args))
         self._check_names()
         self._network()
         for m in self.members:
@@ -235,7 +300,8 @@ class EtcdCluster:
 
     # ------------------------------------------------------------------ setup helpers
 
-    def _rewrite(self, args: list[str], pod: str, pki: Path, data_dir: Path, pod_ip: str) -> list[str]:
+    def _rewrite(self, args: list[str], pod: str, pki: Path, data_dir: Path, run_dir: Path,
+                 pod_ip: str) -> list[str]:
         out: list[str] = []
         for arg in args:
             new = expand_env(arg, {"POD_NAME": pod, "POD_IP": pod_ip})
@@ -250,6 +316,9 @@ class EtcdCluster:
                 elif value == ETCD_DATA_DIR:
                     self._note(f"{name}: {value} -> <tmp>/data/<pod>")
                     value = str(data_dir)
+                elif value.startswith(ETCD_CONFIG_DIR + "/"):
+                    self._note(f"{name}: {value} -> <tmp>/podconfig/<pod>/{value[len(ETCD_CONFIG_DIR) + 1:]}")
+                    value = str(run_dir / value[len(ETCD_CONFIG_DIR) + 1:])
                 new = f"{name}={value}"
             if any(p in new for p in _CONTAINER_PREFIXES):
                 raise HarnessError(f"{new!r} still names a container path; add it to path_map")
@@ -306,7 +375,16 @@ class EtcdCluster:
     def _spawn(self, m: _Member) -> None:
         log = m.log_path.open("ab")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self._tmp)}
-        m.proc = subprocess.Popen(["ip", "netns", "exec", m.netns, self.etcd_binary, *m.args], stdout=log,
+        if self.init is None:
+            cmd = [self.etcd_binary, *m.args]
+        else:
+            # a new pod: a fresh config emptyDir, the init container, then etcd with its own args
+            shutil.rmtree(m.run_dir, ignore_errors=True)
+            m.run_dir.mkdir(parents=True, mode=0o700)
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            cmd = [sys.executable, str(LAUNCHER), json.dumps([*self.init.command, *m.init_args]), self.etcd_binary,
+                   *m.main_args]
+        m.proc = subprocess.Popen(["ip", "netns", "exec", m.netns, *cmd], stdout=log,
                                   stderr=subprocess.STDOUT, env=env, start_new_session=True)
         log.close()
 
@@ -336,11 +414,23 @@ class EtcdCluster:
         self._kill(self.members[i])
 
     def restart(self, i: int) -> None:
-        """Start member i again with the very same args (its data dir survives, so it rejoins)."""
+        """Start member i again with the very same args (its data dir survives unless `wipe`d)."""
         m = self.members[i]
         if m.proc is not None and m.proc.poll() is None:
             raise HarnessError(f"{m.pod_name} is still running")
         self._spawn(m)
+
+    def wipe(self, i: int) -> None:
+        """Lose member i's disk: its data dir comes back empty (a replaced server's new local-path volume)."""
+        m = self.members[i]
+        if self.running(i):
+            raise HarnessError(f"{m.pod_name} is still running")
+        shutil.rmtree(m.data_dir)
+        m.data_dir.mkdir(mode=0o700)
+
+    def exit_code(self, i: int) -> int | None:
+        p = self.members[i].proc
+        return None if p is None else p.poll()
 
     def running(self, i: int) -> bool:
         p = self.members[i].proc
@@ -376,7 +466,8 @@ class EtcdCluster:
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
-            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(self._tmp / "pki" / "ca.crt"))
+            ca = self.path_map.get(PATHS["etcd/ca.crt"], "ca.crt")
+            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(self._tmp / "pki" / ca))
             ctx.load_cert_chain(str(self._tmp / "pki" / "client.crt"), str(self._tmp / "pki" / "client.key"))
             self._ssl = ctx
         return self._ssl
@@ -392,7 +483,10 @@ class EtcdCluster:
             payload = resp.read()
         finally:
             conn.close()
-        data = json.loads(payload or b"{}")
+        try:
+            data = json.loads(payload or b"{}")
+        except ValueError:
+            raise HarnessError(f"{m.pod_name} {path}: HTTP {resp.status} {payload[:200]!r}") from None
         if resp.status != 200 or "error" in data:
             raise HarnessError(f"{m.pod_name} {path}: HTTP {resp.status} {data}")
         return data

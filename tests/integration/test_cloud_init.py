@@ -120,7 +120,15 @@ def test_embedded_k3s_config_parses(rendered_dev) -> None:
         assert config["node-name"] == name
         assert config["token-file"] == cloud_init.TOKEN_PATH
         assert isinstance(config["tls-san"], list) and config["tls-san"]
-        assert ("cluster-init" in config) != ("server" in config), name
+        # joiners name the server to join; the first server's boot-time check writes one of the two into a
+        # drop-in (test_k3s_join_mode.py), so config.yaml carries neither
+        first = cloud_init.JOIN_MODE_PATH in write_files(document)
+        assert "cluster-init" not in config and (("server" in config) != first), name
+        runcmd = yaml.safe_load(document)["runcmd"]
+        assert runcmd[-1] == [cloud_init.INSTALL_SCRIPT_PATH]
+        assert ([cloud_init.JOIN_MODE_PATH] in runcmd) == first
+        if first:  # after the metadata guard, right before k3s is installed
+            assert runcmd[-2] == [cloud_init.JOIN_MODE_PATH], runcmd
 
 
 def test_secret_files_are_private_and_redacted_in_plan(rendered_dev, plan_dir: Path) -> None:

@@ -1,10 +1,13 @@
-"""Integration: a real 3-member etcd started with the StatefulSet args and the certificates the dev plan renders.
+"""Integration: a real 3-member etcd started as the dev plan's etcd pods run: the `prepare` init container with
+its rendered args (the etcd flags after `--`), then etcd with its own rendered args (`--config-file`), and the
+certificates the plan renders.
 
-What the harness substitutes (and nothing more; see etcd_harness):
+What the harness substitutes (and nothing more; see etcd_harness, etcd_pod):
 - `$(POD_NAME)` is expanded to etcd-0/1/2 per member, exactly as kubelet expands container args.
-- `/etc/karmada/pki/etcd/{ca.crt,server.crt,server.key,peer.crt,peer.key}` point at temp files holding
-  the rendered `etcd-pki` Secret's certificates (the offline plan's real keys).
-- `--data-dir=/var/lib/etcd` points at a per-member temp dir.
+- `/etc/karmada/pki/etcd/*` point at temp files holding the rendered `etcd-pki` Secret's items.
+- `--data-dir=/var/lib/etcd` and the `/run/etcd` emptyDir point at per-member temp dirs.
+- the init container's `python3 /opt/karmada-hub/etcd_member_prepare.py` runs the ConfigMap's text with
+  this interpreter.
 No bind rewrite: each member has its own network namespace, so `0.0.0.0` listen URLs are used as
 rendered, and `etcd-N.etcd.karmada-system.svc.cluster.local` resolve through per-namespace
 /etc/hosts to the members' addresses on a private bridge (plus the `etcd-client` Service name, mapped
@@ -18,10 +21,8 @@ Skips when /usr/bin/etcd or network namespaces are unavailable, unless KARMADA_H
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,52 +38,25 @@ from components.karmada.flags import (
     PKI_DIR,
     flag_values,
 )
-from tests.integration.etcd_harness import EtcdCluster, HarnessError, netns_unavailable_reason
+from tests.integration.etcd_harness import ETCD, EtcdCluster, HarnessError, require_etcdctl, require_harness
+from tests.integration.etcd_pod import rendered_etcd_pod
 
 pytestmark = pytest.mark.integration
 
-ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
 REPLICAS = 3
 
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("KARMADA_HUB_REQUIRE_TOOLS") == "1":
-        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
-    pytest.skip(reason)
 
 
 # ------------------------------------------------------------------------------------ fixture
 
 
-def rendered_etcd(plan: Any) -> tuple[list[str], dict[str, bytes], bytes, bytes]:
-    """What the program itself renders: the etcd StatefulSet's args, the etcd-pki Secret's certificates,
-    and the karmada-apiserver's etcd client certificate (the offline plan's real keys and certificates)."""
-    from hubctl.mocks import unwrap
-
-    objs = {(r.inputs.get("kind"), unwrap(r.inputs.get("metadata", {})).get("name")): unwrap(r.inputs)
-            for r in plan.records if r.type.startswith("kubernetes:") and isinstance(r.inputs, dict)}
-    sts = objs[("StatefulSet", "etcd")]
-    args = sts["spec"]["template"]["spec"]["containers"][0]["args"]
-    pki = objs[("Secret", "etcd-pki")]["stringData"]
-    files = {"ca.crt": pki["etcd-ca.crt"], "server.crt": pki["etcd-server.crt"], "server.key": pki["etcd-server.key"],
-             "peer.crt": pki["etcd-peer.crt"], "peer.key": pki["etcd-peer.key"]}
-    client = objs[("Secret", "karmada-apiserver-pki")]["stringData"]
-    return (args, {k: v.encode() for k, v in files.items()}, client["apiserver-etcd-client.crt"].encode(),
-            client["apiserver-etcd-client.key"].encode())
-
-
 @pytest.fixture(scope="module")
-def cluster(rendered_dev: Any) -> Iterator[EtcdCluster]:
-    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
-        _unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
-    reason = netns_unavailable_reason()
-    if reason:
-        _unavailable(reason)
-    args, files, client_crt, client_key = rendered_etcd(rendered_dev)
-    assert len(set(map(tuple, [args]))) == 1 and sum(a.startswith("--initial-cluster=") for a in args) == 1
+def cluster(rendered_dev: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
+    require_harness()
+    pod = rendered_etcd_pod(rendered_dev, tmp_path_factory.mktemp("etcd-pod"))
     client_service = f"{ETCD_CLIENT_SERVICE}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
-    with EtcdCluster([args] * REPLICAS, files, client_crt, client_key, etcd_binary=ETCD,
-                     service_names=[client_service]) as c:
+    with EtcdCluster([pod.main_args] * REPLICAS, pod.files, pod.client_cert, pod.client_key, etcd_binary=ETCD,
+                     service_names=[client_service], path_map=pod.path_map, init=pod.init) as c:
         yield c
 
 
@@ -106,10 +80,25 @@ def test_cluster_forms_with_rendered_args(cluster: EtcdCluster) -> None:
         assert m["clientURLs"] == [f"https://{fqdn}:2379"]
     leaders = {cluster.status(i)["leader"] for i in range(REPLICAS)}
     assert len(leaders) == 1 and int(leaders.pop()) != 0, "all members must agree on one leader"
-    # what the harness changed is only env expansion, cert paths and the data dir
+    # what the harness changed is only env expansion, cert paths, the data dir and the config emptyDir
     assert all(("POD_NAME" in s) or ("POD_IP" in s) or ("/etc/karmada/pki/etcd/" in s) or ("/var/lib/etcd" in s)
+               or ("/run/etcd" in s)
                for s in cluster.substitutions), cluster.substitutions
     assert "--listen-peer-urls=https://0.0.0.0:2380" in cluster.members[0].args
+    # etcd itself ran from the config file prepare wrote (its only flag), and the decision was `new`
+    assert [a.split("=", 1)[0] for a in cluster.members[0].main_args] == ["--config-file"]
+    # every member decided `new` with every other member answering, or (a slow one, after the other two had
+    # already formed the cluster) joined it as a new member; either way through its own prepare step
+    for i, m in enumerate(cluster.members):
+        config = json.loads((m.run_dir / "etcd.conf.yaml").read_text())
+        assert config["peer-transport-security"]["client-cert-auth"] is True
+        log = cluster.log_tail(i, 5000)
+        if config["initial-cluster-state"] == "new":
+            assert "every other member answers and none has formed a cluster" in log, m.pod_name
+        else:
+            assert "joined as a new member" in log and config["initial-cluster-state"] == "existing", m.pod_name
+    states = [json.loads((m.run_dir / "etcd.conf.yaml").read_text())["initial-cluster-state"] for m in cluster.members]
+    assert states.count("new") >= 2, "a quorum of members created the cluster"
 
 
 def test_metrics_are_served_on_the_pod_address_only(cluster: EtcdCluster) -> None:
@@ -170,9 +159,7 @@ def test_backup_job_snapshots_with_its_rendered_command(cluster: EtcdCluster, re
     Substituted: the container paths of the three PKI files and of the snapshot, nothing else."""
     from tests.support.rendered import find, secret_files
 
-    etcdctl = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
-    if etcdctl is None:
-        _unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
+    etcdctl = require_etcdctl()
     cluster.wait_ready(range(REPLICAS), 60)
     cluster.put(1, "/it/backup/marker", "present")
     job = find(rendered_dev, "host", "CronJob", "etcd-backup")["spec"]["jobTemplate"]["spec"]["template"]["spec"]

@@ -1,7 +1,8 @@
 """Integration: back up a real 3-member etcd with the rendered backup job, restore it with the runbook, and the
 rendered defragmentation job — on etcd 3.4 (Debian's; the pinned image is 3.6.6, see below).
 
-The source cluster runs with the dev plan's StatefulSet args and certificates in network namespaces
+The source cluster runs as the dev plan's etcd pods do (the `prepare` init container, then etcd from the config
+file it writes; tests/integration/etcd_pod.py) with the plan's certificates, in network namespaces
 (tests/integration/etcd_harness.py). Then, each step as rendered or written, with only the substitutions named:
 
 1. snapshot: the `etcd-backup` CronJob's init container (`etcdctl` + its rendered args). Substituted: the three
@@ -12,11 +13,11 @@ The source cluster runs with the dev plan's StatefulSet args and certificates in
    values in the environment (the rendered Secret's placeholders).
 3. download + decrypt, restore: the runbook's blocks marked `restore-test` in docs/runbooks/restore-etcd.md, run
    by bash as written. Substituted for etcd 3.4: `etcdutl` -> `etcdctl`, and the 3.6-only
-   `--bump-revision 1000000000 --mark-compacted` dropped; `$ARGS` is the rendered args (the runbook reads them
-   from the live StatefulSet with kubectl).
-4. a fresh 3-member cluster starts with the rendered args on the restored data directories; every key
-   written before the snapshot is read back from every member (serializable: each member's own copy), a key
-   written after it is absent.
+   `--bump-revision 1000000000 --mark-compacted` dropped; `$ARGS` is the rendered etcd flags (the runbook reads
+   them from the live StatefulSet's `prepare` init container with kubectl, after its `--`).
+4. a fresh 3-member cluster starts as the rendered pods do on the restored data directories (each `prepare`
+   finds a WAL and keeps the rendered settings); every key written before the snapshot is read back from every
+   member (serializable: each member's own copy), a key written after it is absent.
 
 Skips without etcd/etcdctl or network namespaces unless KARMADA_HUB_REQUIRE_TOOLS=1 (CI), where that fails.
 """
@@ -27,7 +28,6 @@ import base64
 import os
 import re
 import secrets
-import shutil
 import subprocess
 import sys
 import time
@@ -40,33 +40,21 @@ import pytest
 from components.karmada.flags import CLUSTER_DOMAIN, ETCD_CLIENT_SERVICE, ETCD_SNAPSHOT_PATH, NAMESPACE, PKI_DIR
 from components.operations import etcd_backup_docs as backup_docs
 from components.operations import etcd_maintenance_docs as maintenance_docs
-from tests.integration.etcd_harness import EtcdCluster, HarnessError, netns_unavailable_reason
-from tests.integration.test_etcd_cluster import REPLICAS, rendered_etcd
+from tests.integration.etcd_harness import ETCD, EtcdCluster, HarnessError, require_etcdctl, require_harness
+from tests.integration.etcd_pod import RenderedPod, rendered_etcd_pod
+from tests.integration.test_etcd_cluster import REPLICAS
 from tests.support import agent_pod
 from tests.support.fake_s3 import FakeS3
 from tests.support.rendered import find, secret_files
-from tests.support.tools import REPO, tools_required
+from tests.support.tools import REPO
 
 pytestmark = pytest.mark.integration
 
-ETCD = os.environ.get("KARMADA_HUB_ETCD", "/usr/bin/etcd")
 RUNBOOK = REPO / "docs" / "runbooks" / "restore-etcd.md"
 ETCD34 = {"etcdutl": "etcdctl", " --bump-revision 1000000000 --mark-compacted": ""}
 """The only changes to the runbook's blocks: etcd 3.4 has no etcdutl (its etcdctl does snapshot status/restore)
 and no revision bump."""
 
-
-def _unavailable(reason: str) -> None:
-    if tools_required():
-        pytest.fail(f"KARMADA_HUB_REQUIRE_TOOLS=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _etcdctl() -> str:
-    found = shutil.which(os.environ.get("KARMADA_HUB_ETCDCTL", "etcdctl"))
-    if found is None:
-        _unavailable("etcdctl is not installed (Debian: apt-get install etcd-client)")
-    return str(found)
 
 
 def runbook_block(name: str) -> str:
@@ -93,16 +81,22 @@ def run_block(block: str, cwd: Path, env: dict[str, str], prelude: str = "") -> 
 
 
 @pytest.fixture(scope="module")
-def source(rendered_dev: Any) -> Iterator[EtcdCluster]:
-    if not (os.path.exists(ETCD) or shutil.which(ETCD)):
-        _unavailable(f"etcd binary {ETCD} is not installed (Debian: apt-get install etcd-server)")
-    reason = netns_unavailable_reason()
-    if reason:
-        _unavailable(reason)
-    args, files, client_crt, client_key = rendered_etcd(rendered_dev)
+def etcd_pod(rendered_dev: Any, tmp_path_factory: pytest.TempPathFactory) -> RenderedPod:
+    return rendered_etcd_pod(rendered_dev, tmp_path_factory.mktemp("etcd-pod"))
+
+
+def etcd_flags(pod: RenderedPod) -> list[str]:
+    """The etcd flags of the rendered pod: its `prepare` container's args after `--` (what the runbook reads)."""
+    return list(pod.init.args[pod.init.args.index("--") + 1:])
+
+
+@pytest.fixture(scope="module")
+def source(etcd_pod: RenderedPod) -> Iterator[EtcdCluster]:
+    require_harness()
     client_service = f"{ETCD_CLIENT_SERVICE}.{NAMESPACE}.svc.{CLUSTER_DOMAIN}"
-    with EtcdCluster([args] * REPLICAS, files, client_crt, client_key, etcd_binary=ETCD,
-                     service_names=[client_service]) as c:
+    pod = etcd_pod
+    with EtcdCluster([pod.main_args] * REPLICAS, pod.files, pod.client_cert, pod.client_key, etcd_binary=ETCD,
+                     service_names=[client_service], path_map=pod.path_map, init=pod.init) as c:
         yield c
 
 
@@ -134,8 +128,9 @@ def _substitute(args: list[str], paths: dict[str, str]) -> list[str]:
 # -------------------------------------------------------------------------------------- restore
 
 
-def test_backup_then_restore_with_the_runbook(source: EtcdCluster, rendered_dev: Any, tmp_path: Path) -> None:
-    etcdctl = _etcdctl()
+def test_backup_then_restore_with_the_runbook(source: EtcdCluster, etcd_pod: RenderedPod, rendered_dev: Any,
+                                             tmp_path: Path) -> None:
+    etcdctl = require_etcdctl()
     source.wait_ready(range(REPLICAS), 60)
     before = {f"/restore-test/{i:04d}": secrets.token_hex(8 + i % 50) for i in range(300)}
     for n, (key, value) in enumerate(before.items()):
@@ -178,7 +173,7 @@ def test_backup_then_restore_with_the_runbook(source: EtcdCluster, rendered_dev:
         shell_env = {**env, "ETCDCTL_API": "3", "PATH": f"{Path(etcdctl).parent}:{os.environ['PATH']}",
                      "ENDPOINT": s3.endpoint, "REGION": values["region"], "BUCKET": values["bucket"],
                      "PREFIX": values["prefix"], "STACK": values["stack"],
-                     "ARGS": "\n".join(rendered_etcd(rendered_dev)[0])}
+                     "ARGS": "\n".join(etcd_flags(etcd_pod))}
         blocks = [for_etcd34(runbook_block(name)) for name in ("fetch", "flags", "restore")]
         result = run_block("\n".join(blocks), work, shell_env)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -188,10 +183,11 @@ def test_backup_then_restore_with_the_runbook(source: EtcdCluster, rendered_dev:
     finally:
         s3.close()
 
-    # 4. a fresh cluster on the restored data, with the rendered args
-    args, files, client_crt, client_key = rendered_etcd(rendered_dev)
-    with EtcdCluster([args] * REPLICAS, files, client_crt, client_key, etcd_binary=ETCD,
-                     seed_data_dirs=restored) as fresh:
+    # 4. a fresh cluster on the restored data, started as the rendered pods start
+    with EtcdCluster([etcd_pod.main_args] * REPLICAS, etcd_pod.files, etcd_pod.client_cert, etcd_pod.client_key,
+                     etcd_binary=ETCD, seed_data_dirs=restored, path_map=etcd_pod.path_map,
+                     init=etcd_pod.init) as fresh:
+        assert all("the data dir has a WAL" in fresh.log_tail(i, 5000) for i in range(REPLICAS))
         assert sorted(m["name"] for m in fresh.member_list(0)) == ["etcd-0", "etcd-1", "etcd-2"]
         assert len({fresh.status(i)["leader"] for i in range(REPLICAS)}) == 1
         missing = [(i, k) for i in range(REPLICAS) for k, v in before.items()

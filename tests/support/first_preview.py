@@ -15,11 +15,7 @@ the offline plan's values. Recorded while it runs:
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import os
-import runpy
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,9 +26,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import rpc
 
-from components.config import PROJECT
 from hubctl.mocks import PlanMocks
-from hubctl.plan import Record, RecordingMonitor, _collect_exports
+from hubctl.plan import Record, RecordingMonitor, run_main
 from hubctl.stackfile import StackConfig
 
 _IN_APPLY: contextvars.ContextVar[bool] = contextvars.ContextVar("in_apply", default=False)
@@ -129,39 +124,10 @@ def _watch_applies(created: list[str]) -> Iterator[None]:
 def run_preview(repo: Path, stack: StackConfig,
                 stack_outputs: Mapping[str, tuple[dict[str, Any], list[str]]] | None = None) -> Preview:
     """Run `<repo>/__main__.py` as a first `pulumi preview` would; str() of an Output raises while it runs."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    pulumi.runtime.settings.reset_options()
     monitor = PreviewMonitor(PreviewMocks(stack_outputs))
-    saved = {k: os.environ.get(k) for k in ("KARMADA_HUB_OFFLINE", "PULUMI_ERROR_OUTPUT_STRING")}
-    os.environ.update({"KARMADA_HUB_OFFLINE": "1", "PULUMI_ERROR_OUTPUT_STRING": "1"})
     created: list[str] = []
-    exports: dict[str, Any] = {}
-    try:
-        pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack.stack, preview=True, monitor=monitor)
-        pulumi.runtime.set_all_config(dict(stack.config), list(stack.secret_keys))
-
-        @pulumi.runtime.test
-        def program() -> Any:
-            sys.path.insert(0, str(repo))
-            try:
-                runpy.run_path(str(repo / "__main__.py"), run_name="__pulumi_program__")
-            finally:
-                sys.path.remove(str(repo))
-            return _collect_exports(exports)
-
-        with _watch_applies(created):
-            program()
-    finally:
-        pulumi.runtime.set_all_config({}, [])
-        pulumi.runtime.settings.reset_options()
-        loop.close()
-        asyncio.set_event_loop(None)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with _watch_applies(created):
+        exports = run_main(repo, stack, monitor, preview=True, env={"PULUMI_ERROR_OUTPUT_STRING": "1"})
     values = {k: v for k, (v, _) in exports.items()}
     return Preview(records=sorted(monitor.records.values(), key=lambda r: r.urn), urns=monitor.urns,
                    created_in_apply=created, exports=values)

@@ -45,6 +45,9 @@ access limited to HEALTH_PATHS (what kubelet's unauthenticated probes call)."""
 HEALTH_PATHS = ("/livez", "/readyz", "/healthz")
 """The kube-apiserver health endpoints anonymous requests may reach; every other path needs a credential."""
 ETCD_DATA_DIR = "/var/lib/etcd"
+ETCD_CONFIG_DIR = "/run/etcd"
+"""emptyDir shared by an etcd pod's `prepare` init container (writes) and etcd (reads `--config-file`)."""
+ETCD_CONFIG_FILE = f"{ETCD_CONFIG_DIR}/etcd.conf.yaml"
 CAPI_KUBECONFIG_PATH = "/etc/karmada/capi/kubeconfig"
 """controller-manager `--cluster-api-kubeconfig`: the CAPI management cluster, for built-in auto-join."""
 
@@ -52,6 +55,7 @@ _PKI_FILES = (
     "ca.crt", "ca.key",
     "etcd/ca.crt", "etcd/server.crt", "etcd/server.key", "etcd/peer.crt", "etcd/peer.key",
     "etcd/backup-client.crt", "etcd/backup-client.key",
+    "etcd/member-client.crt", "etcd/member-client.key",
     "etcd/maintenance-client.crt", "etcd/maintenance-client.key",
     "front-proxy-ca.crt", "front-proxy-client.crt", "front-proxy-client.key",
     "apiserver.crt", "apiserver.key",
@@ -76,6 +80,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
         "encryption-config": ENCRYPTION_CONFIG_PATH,
         "authentication-config": AUTHENTICATION_CONFIG_PATH,
         "etcd-data": ETCD_DATA_DIR,
+        "etcd-config": ETCD_CONFIG_FILE,
         "capi-kubeconfig": CAPI_KUBECONFIG_PATH,
     }
 )

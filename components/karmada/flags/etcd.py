@@ -1,4 +1,9 @@
-"""etcd and etcdctl command lines (client and peer mTLS; the backup job's etcdctl)."""
+"""etcd and etcdctl command lines (client and peer mTLS; the backup job's etcdctl; the member's `prepare` step).
+
+`etcd_args` is the one list of etcd's settings. etcd itself is started with `--config-file` only: the pod's
+`prepare` init container (`agents/etcd_member_prepare.py`) receives `etcd_args` after `--`, decides whether
+the member starts `new` or rejoins `existing`, and writes them into that file (etcd ignores every other flag
+once a config file is given, etcd v3.4.23/v3.6.6 `etcdmain/config.go`)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from components.karmada.flags.common import (
     CLUSTER_DOMAIN,
     ETCD_CLIENT_PORT,
     ETCD_CLIENT_SERVICE,
+    ETCD_CONFIG_FILE,
     ETCD_DATA_DIR,
     ETCD_METRICS_PORT,
     ETCD_PEER_PORT,
@@ -59,6 +65,32 @@ def etcdctl_flags(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMA
         "--command-timeout=300s",
     ]
 
+
+
+ETCD_PREPARE_WAIT_SECONDS = 300
+"""How long `prepare` asks the other members before it exits 1 and kubelet restarts it (with back-off)."""
+
+
+def etcd_prepare_args(etcd_member_args: list[str], wait_seconds: int = ETCD_PREPARE_WAIT_SECONDS) -> list[str]:
+    """The `prepare` init container's args: its own flags, `--`, then exactly `etcd_args(...)`.
+
+    Its client certificate (etcd CA, no SANs) opens etcd's member API; the peer and server CA files it
+    verifies with are the ones etcd's own flags name."""
+    if "--" in etcd_member_args:
+        raise ValueError("etcd args must not contain a bare --")
+    return [
+        f"--config-file={ETCD_CONFIG_FILE}",
+        f"--client-cert={PATHS['etcd/member-client.crt']}",
+        f"--client-key={PATHS['etcd/member-client.key']}",
+        f"--wait-seconds={wait_seconds}",
+        "--",
+        *etcd_member_args,
+    ]
+
+
+def etcd_config_file_args() -> list[str]:
+    """etcd's own args: the config file `prepare` wrote from `etcd_args` (nothing else, it would be ignored)."""
+    return [f"--config-file={ETCD_CONFIG_FILE}"]
 
 
 def etcd_args(
