@@ -45,8 +45,8 @@ from components.kube.kubeconfig import kubeconfig
 from components.trust import region_rbac
 from hubctl.mocks import unwrap
 from hubctl.plan import Plan
-from tests.support.fake_apiserver import FakeApiServer, User
-from tests.support.rbac import NODE_BOOTSTRAPPER, Rbac
+from tests.support.fake_apiserver import FakeApiServer, Key, User
+from tests.support.rbac import NODE_BOOTSTRAPPER, Rbac, Request
 from tests.support.rendered import find, objects, secret_files
 from tests.support.tools import REPO, require_tool
 
@@ -74,8 +74,8 @@ class Approver:
     def __init__(self, server: FakeApiServer, ca_cert: x509.Certificate, ca_key: Any) -> None:
         self.server, self.ca_cert, self.ca_key = server, ca_cert, ca_key
 
-    def __call__(self, t: Any, obj: dict[str, Any], _user: User) -> None:
-        if t.resource != "certificatesigningrequests":
+    def __call__(self, verb: str, key: Key, obj: dict[str, Any], _user: User) -> None:
+        if verb != "create" or key[:2] != ("certificates.k8s.io", "certificatesigningrequests"):
             return
         spec = obj["spec"]
         csr = x509.load_pem_x509_csr(base64.b64decode(spec["request"]))
@@ -91,9 +91,8 @@ class Approver:
                 or not str(cn).startswith("system:karmada:agent:") or has_sans
                 or usages not in (USAGES_FULL, {"digital signature", "client auth"})):
             return  # not an agent CSR: left pending
-        from tests.support.rbac import Request
-
         subresources = (["selfclusteragent"] if spec["username"] == cn else []) + ["clusteragent"]
+        assert self.server.rbac is not None
         if not any(self.server.rbac.allowed(Request(spec["username"], "create", "certificates.k8s.io",
                                                     f"certificatesigningrequests/{sub}", groups=tuple(spec["groups"])))
                    for sub in subresources):
@@ -107,6 +106,14 @@ class Approver:
                 .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
                 .sign(self.ca_key, hashes.SHA256()))
         obj["status"]["certificate"] = base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
+        self.server.put(*key[:2], obj)  # approval and certificate, as the controllers write them
+
+
+def _pem_files(tmp: Path, name: str, cert_pem: str, key_pem: str) -> tuple[Path, Path]:
+    cert, key = tmp / f"{name}.crt", tmp / f"{name}.key"
+    cert.write_text(cert_pem)
+    key.write_text(key_pem)
+    return cert, key
 
 
 def _member_tls(tmp: Path) -> tuple[str, str, str]:
@@ -149,7 +156,7 @@ class Lab:
                               text=True, timeout=120)
 
     def member_secret(self, name: str) -> dict[str, Any] | None:
-        return self.member.objects.get(("/secrets", docs.AGENT_NAMESPACE, name))
+        return self.member.get("", "secrets", docs.AGENT_NAMESPACE, name)
 
 
 @pytest.fixture
@@ -160,13 +167,15 @@ def lab(rendered_prod: dict[str, Plan], tmp_path: Path) -> Iterator[Lab]:
     ca_key = serialization.load_pem_private_key(
         unwrap(_record(hub_plan, "karmada-pki-ca-key").outputs)["privateKeyPem"].encode(), None)
     ca_cert = x509.load_pem_x509_certificate(api["ca.crt"].encode())
-    hub = FakeApiServer(tmp_path, api["apiserver.crt"], api["apiserver.key"], api["ca.crt"],
-                        Rbac(_rbac_objects(hub_plan, "karmada"), builtins=NODE_BOOTSTRAPPER))
-    hub.on_create.append(Approver(hub, ca_cert, ca_key))
+    (tmp_path / "karmada-ca.crt").write_text(api["ca.crt"])
+    hub = FakeApiServer(*_pem_files(tmp_path, "hub", api["apiserver.crt"], api["apiserver.key"]),
+                        client_ca=tmp_path / "karmada-ca.crt", bootstrap_tokens=True,
+                        rbac=Rbac(_rbac_objects(hub_plan, "karmada"), builtins=NODE_BOOTSTRAPPER))
+    hub.hooks.append(Approver(hub, ca_cert, ca_key))
     member_ca, member_cert, member_key = _member_tls(tmp_path)
     member_rbac = Rbac(_rbac_objects(region_plan, f"member-{MEMBER}"))
-    member = FakeApiServer(tmp_path, member_cert, member_key, None, member_rbac,
-                           static_tokens={
+    member = FakeApiServer(*_pem_files(tmp_path, "member", member_cert, member_key), rbac=member_rbac,
+                           tokens={
                                ADMIN_TOKEN: User("capi-admin", ("system:masters",)),
                                JOIN_TOKEN: User(f"system:serviceaccount:{docs.AGENT_NAMESPACE}:{docs.JOIN_NAME}"),
                                RESTART_TOKEN: User(f"system:serviceaccount:{docs.AGENT_NAMESPACE}:{docs.RESTART_NAME}"),
@@ -195,14 +204,15 @@ def _pull_join(lab: Lab) -> dict[str, Any]:
 
 def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
     facts = _pull_join(lab)
-    token_secret = lab.hub.objects[("/secrets", "kube-system", region_rbac.bootstrap_token_secret_name(MEMBER))]
+    token_secret = lab.hub.get("", "secrets", "kube-system", region_rbac.bootstrap_token_secret_name(MEMBER))
+    assert token_secret is not None
     token = f"{docs.token_id(MEMBER)}.{base64.b64decode(token_secret['data']['token-secret']).decode()}"
     assert token not in json.dumps(facts) and token.split(".")[1] not in json.dumps(facts)  # never an output
     assert set(facts) == {"tokenId", "joined", "expiresAt"} and facts["joined"] is False
     expires = dt.datetime.fromisoformat(facts["expiresAt"].replace("Z", "+00:00"))
     assert dt.timedelta(minutes=59) < expires - dt.datetime.now(dt.UTC) <= dt.timedelta(hours=1)
     region_user = region_rbac.region_user("eu-fsn")
-    assert [s for u, m, _, s in lab.hub.log if u == region_user] == [201]  # created by SSA, with its own identity
+    assert [s for u, m, _, s in lab.hub.requests if u == region_user] == [201]  # created by SSA, with its own identity
     bootstrap = lab.member_secret(docs.AGENT_BOOTSTRAP_SECRET)
     assert bootstrap is not None and base64.b64decode(bootstrap["data"]["token"]).decode() == token
 
@@ -226,7 +236,7 @@ def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
     assert [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)] == [
         "system:karmada:agents"]
     assert cert.not_valid_after_utc - cert.not_valid_before_utc <= SIGNING_CAP + dt.timedelta(seconds=1)
-    (csr,) = [o for (r, _, _), o in lab.hub.objects.items() if r.endswith("certificatesigningrequests")]
+    (csr,) = lab.hub.items("certificates.k8s.io", "certificatesigningrequests")
     assert csr["spec"]["username"] == f"system:bootstrap:{docs.token_id(MEMBER)}"
     assert csr["spec"]["expirationSeconds"] == docs.AGENT_CERT_SECONDS
     assert csr["status"]["conditions"][0]["reason"] == "AutoApproved"
@@ -242,15 +252,15 @@ def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
     assert agent.request("PUT", f"{clusters}/{MEMBER}", changed)[0] == 200  # CreateOrUpdateClusterObject
     assert agent.request("PUT", f"{clusters}/{MEMBER}/status", mine)[0] in (200, 404)
     assert agent.request("DELETE", f"{clusters}/{MEMBER}")[0] == 403
-    lab.hub.put(f"{clusters}/prod-fsn1-a", {"metadata": {"name": "prod-fsn1-a"}, "spec": {}})
+    lab.hub.put("cluster.karmada.io", "clusters", {"metadata": {"name": "prod-fsn1-a"}, "spec": {}})
     assert agent.request("PUT", f"{clusters}/prod-fsn1-a", {"metadata": {"name": "prod-fsn1-a"}})[0] == 403
     leases = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
     for ns, name in (("karmada-cluster", MEMBER), ("karmada-system", docs.agent_leader_lease(MEMBER))):
         lease = {"metadata": {"name": name}, "spec": {}}
         assert agent.request("POST", leases.format(ns=ns), lease)[0] == 201
         assert agent.request("PUT", leases.format(ns=ns) + f"/{name}", lease)[0] == 200
-    lab.hub.put(leases.format(ns="karmada-system") + "/karmada-controller-manager",
-                {"metadata": {"name": "karmada-controller-manager"}})
+    lab.hub.put("coordination.k8s.io", "leases",
+                {"metadata": {"name": "karmada-controller-manager", "namespace": "karmada-system"}})
     assert agent.request("PUT", leases.format(ns="karmada-system") + "/karmada-controller-manager",
                          {"metadata": {"name": "karmada-controller-manager"}})[0] == 403  # no other leader lock
     assert agent.request("GET", "/api/v1/namespaces/karmada-cluster/secrets/prod-fsn1-a")[0] == 403
@@ -265,8 +275,9 @@ def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
                      "usages": script.USAGES, "expirationSeconds": docs.AGENT_CERT_SECONDS}}
     status, _ = agent.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", body)
     assert status == 201
-    rotated = lab.hub.objects[("certificates.k8s.io/certificatesigningrequests", "", f"{MEMBER}-next")]
-    assert rotated["status"]["certificate"] and rotated["spec"]["username"] == docs.agent_user(MEMBER)
+    rotated = lab.hub.get("certificates.k8s.io", "certificatesigningrequests", "", f"{MEMBER}-next")
+    assert rotated is not None and rotated["status"]["certificate"]
+    assert rotated["spec"]["username"] == docs.agent_user(MEMBER)
 
     # A second join is a no-op, and PullJoin sees the member is joined.
     again = lab.run(lab.job_args, JOIN_TOKEN)
@@ -315,12 +326,12 @@ def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> 
     user = json.loads(base64.b64decode(secret["data"][docs.AGENT_KUBECONFIG_SECRET]))["users"][0]
     issued = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"])
                                             ).not_valid_before_utc
-    deployments = f"/apis/apps/v1/namespaces/{docs.AGENT_NAMESPACE}/deployments/{docs.AGENT_NAME}"
-    lab.member.put(deployments, {"metadata": {"name": docs.AGENT_NAME}, "spec": {"template": {"metadata": {}}}})
+    lab.member.put("apps", "deployments", {"metadata": {"name": docs.AGENT_NAME, "namespace": docs.AGENT_NAMESPACE},
+                                           "spec": {"template": {"metadata": {}}}})
 
     def pod(name: str, started: dt.datetime) -> None:
-        lab.member.put(f"/api/v1/namespaces/{docs.AGENT_NAMESPACE}/pods/{name}", {
-            "metadata": {"name": name, "labels": {"app": docs.AGENT_NAME}},
+        lab.member.put("", "pods", {
+            "metadata": {"name": name, "namespace": docs.AGENT_NAMESPACE, "labels": {"app": docs.AGENT_NAME}},
             "status": {"containerStatuses": [{"state": {"running": {
                 "startedAt": started.strftime("%Y-%m-%dT%H:%M:%SZ")}}}]}})
 
@@ -331,7 +342,8 @@ def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> 
     rolled = lab.run(lab.restart_args, RESTART_TOKEN)
     assert rolled.returncode == 0, rolled.stderr
     assert rolled.stdout.strip().startswith("restart: restarting agent-old for the certificate issued ")
-    deployment = lab.member.objects[("apps/deployments", docs.AGENT_NAMESPACE, docs.AGENT_NAME)]
+    deployment = lab.member.get("apps", "deployments", docs.AGENT_NAMESPACE, docs.AGENT_NAME)
+    assert deployment is not None
     mark = deployment["spec"]["template"]["metadata"]["annotations"][script.RESTART_ANNOTATION]
     assert mark == issued.strftime("%Y-%m-%dT%H:%M:%SZ")
     again = lab.run(lab.restart_args, RESTART_TOKEN)

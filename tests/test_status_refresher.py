@@ -8,15 +8,12 @@ against the ClusterRole the plan grants its user, so a call the RBAC would refus
 
 from __future__ import annotations
 
-import json
 import socket
 import ssl
 import subprocess
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,8 @@ from agents import status_refresher as sr
 from components.karmada import flags, manifests
 from components.traffic import refresher_docs as docs
 from tests.support import agent_pod
+from tests.support.fake_apiserver import FakeApiServer
+from tests.support.rbac import Rbac
 from tests.support.rendered import find, secret_files
 from tests.support.schemas import validate_any
 from tests.support.tools import REPO
@@ -115,87 +114,8 @@ def test_a_script_change_rolls_the_pods() -> None:
 # ------------------------------------------------------------------------------- fake karmada-apiserver
 
 
-def _rbac_allows(rules: list[dict[str, Any]], method: str, path: str) -> bool:
-    """The ClusterRole check for the URL shapes the refresher uses."""
-    parts = path.split("?")[0].strip("/").split("/")
-    if parts[0] == "api":
-        group, rest = "", parts[2:]
-    else:
-        group, rest = parts[1], parts[3:]
-    if rest and rest[0] == "namespaces" and len(rest) >= 3:
-        rest = rest[2:]
-    resource, named = rest[0], len(rest) > 1
-    verb = {"GET": "get" if named else "list", "PATCH": "patch"}[method]
-    return any(group in r["apiGroups"] and resource in r["resources"] and verb in r["verbs"] for r in rules)
-
-
-class FakeKarmada:
-    """Clusters, Works and templates in memory; TLS with client certs required; RBAC enforced."""
-
-    def __init__(self, tmp: Path, server_pki: dict[str, str], rules: list[dict[str, Any]]) -> None:
-        self.clusters: list[dict[str, Any]] = []
-        self.works: dict[str, list[dict[str, Any]]] = {}
-        self.templates: dict[str, dict[str, Any]] = {}
-        self.requests: list[tuple[str, str, str]] = []
-        self.denied: list[str] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _reply(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _authorize(self) -> bool:
-                peer = self.connection.getpeercert()
-                user = dict(x[0] for x in peer["subject"])["commonName"]
-                fake.requests.append((user, self.command, self.path))
-                if user != docs.USER or not _rbac_allows(rules, self.command, self.path):
-                    fake.denied.append(f"{user} {self.command} {self.path}")
-                    self._reply(403, {"kind": "Status", "code": 403})
-                    return False
-                return True
-
-            def do_GET(self) -> None:
-                if not self._authorize():
-                    return
-                if self.path == sr.CLUSTERS_PATH:
-                    return self._reply(200, {"items": fake.clusters})
-                for ns, works in fake.works.items():
-                    if self.path == sr.WORKS_PATH.format(namespace=ns):
-                        return self._reply(200, {"items": works})
-                if self.path in fake.templates:
-                    return self._reply(200, fake.templates[self.path])
-                if self.path.startswith("/apis/work.karmada.io/"):
-                    return self._reply(200, {"items": []})
-                self._reply(404, {"kind": "Status", "code": 404})
-
-            def do_PATCH(self) -> None:
-                if not self._authorize():
-                    return
-                assert self.headers["Content-Type"] == "application/merge-patch+json"
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                obj = fake.templates[self.path]
-                obj.setdefault("metadata", {}).setdefault("annotations", {}).update(body["metadata"]["annotations"])
-                self._reply(200, obj)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(server_pki["crt"], server_pki["key"])
-        context.load_verify_locations(server_pki["ca"])
-        context.verify_mode = ssl.CERT_REQUIRED
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
-        self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def patches(self) -> list[str]:
-        return [p for _, m, p in self.requests if m == "PATCH"]
+def _patches(fake: FakeApiServer) -> list[str]:
+    return [call.path for call in fake.requests if call.method == "PATCH"]
 
 
 def _write(path: Path, text: str) -> str:
@@ -218,45 +138,73 @@ def pki(rendered_dev: Any, tmp_path: Path) -> dict[str, dict[str, str]]:
     }
 
 
-@pytest.fixture
-def fake(rendered_dev: Any, pki: dict[str, dict[str, str]], tmp_path: Path) -> Iterator[FakeKarmada]:
+def _serve(rendered_dev: Any, pki: dict[str, dict[str, str]], rules: list[dict[str, Any]] | None = None
+           ) -> FakeApiServer:
+    """The fake karmada-apiserver: rendered serving cert, client certs of the rendered Karmada CA required, the
+    rendered ClusterRole (or `rules` in its place) and ClusterRoleBinding enforced; the fleet below in it."""
     role = find(rendered_dev, "karmada", "ClusterRole", "karmada-hub:status-refresher")
-    server = FakeKarmada(tmp_path, pki["server"], role["rules"])
-    ingress_path = sr.TemplateRef("networking.k8s.io/v1", "Ingress", "shop", "web").path
-    server.clusters = [_cluster("dev-fsn1-a", "False"), _cluster("dev-hel1-a", "True")]
-    server.works = {
+    binding = find(rendered_dev, "karmada", "ClusterRoleBinding", "karmada-hub:status-refresher")
+    role = {**role, "rules": role["rules"] if rules is None else rules}
+    server = pki["server"]
+    fake = FakeApiServer(server["crt"], server["key"], client_ca=server["ca"], require_client_cert=True,
+                         rbac=Rbac([role, binding]))
+    for cluster in (_cluster("dev-fsn1-a", "False"), _cluster("dev-hel1-a", "True")):
+        fake.put("cluster.karmada.io", "clusters", cluster)
+    for namespace, works in {
         "karmada-es-dev-fsn1-a": [_work("dead-1", INGRESS), _work("live-1", SERVICE, terminating=False)],
         "karmada-es-dev-hel1-a": [_work("hel-1", INGRESS)],  # terminating on a Ready cluster: left to Karmada
-    }
-    server.templates = {ingress_path: {**INGRESS, "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.43"}]}}}}
+    }.items():
+        for work in works:
+            _put_work(fake, namespace, work)
+    fake.put("networking.k8s.io", "ingresses",
+             {**INGRESS, "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.43"}]}}})
+    return fake
+
+
+def _put_work(fake: FakeApiServer, namespace: str, work: dict[str, Any]) -> None:
+    fake.put("work.karmada.io", "works", {**work, "metadata": {**work["metadata"], "namespace": namespace}})
+
+
+def _ingress(fake: FakeApiServer) -> dict[str, Any]:
+    obj = fake.get("networking.k8s.io", "ingresses", "shop", "web")
+    assert obj is not None
+    return obj
+
+
+@pytest.fixture
+def fake(rendered_dev: Any, pki: dict[str, dict[str, str]]) -> Iterator[FakeApiServer]:
+    server = _serve(rendered_dev, pki)
     yield server
-    server.httpd.shutdown()
+    server.close()
 
 
-def test_reconcile_refreshes_once_per_set_of_stuck_works(fake: FakeKarmada, pki: dict[str, dict[str, str]]) -> None:
+def test_reconcile_refreshes_once_per_set_of_stuck_works(fake: FakeApiServer, pki: dict[str, dict[str, str]]
+                                                         ) -> None:
     client = pki["client"]
     api = sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"])
     patched = sr.reconcile(api)
     ingress = sr.TemplateRef("networking.k8s.io/v1", "Ingress", "shop", "web")
     assert patched == [(ingress, sr.refresh_token(["dead-1"]))]
-    assert fake.templates[ingress.path]["metadata"]["annotations"][sr.ANNOTATION] == sr.refresh_token(["dead-1"])
+    assert _ingress(fake)["metadata"]["annotations"][sr.ANNOTATION] == sr.refresh_token(["dead-1"])
     assert sr.reconcile(api) == []  # same stuck set: nothing to do
-    fake.works["karmada-es-dev-fsn1-a"].append(_work("dead-2", INGRESS))
+    _put_work(fake, "karmada-es-dev-fsn1-a", _work("dead-2", INGRESS))
     assert sr.reconcile(api) == [(ingress, sr.refresh_token(["dead-1", "dead-2"]))]
-    assert len(fake.patches()) == 2
+    assert len(_patches(fake)) == 2
     assert not fake.denied, fake.denied
-    assert {user for user, _, _ in fake.requests} == {docs.USER}
+    assert {call.user for call in fake.requests} == {docs.USER}
     # the Ready cluster's namespace is never listed
-    assert not [p for _, _, p in fake.requests if "karmada-es-dev-hel1-a" in p]
+    assert not [c.path for c in fake.requests if "karmada-es-dev-hel1-a" in c.path]
+    # the merge patch set the annotation and nothing else
+    assert _ingress(fake)["status"] == {"loadBalancer": {"ingress": [{"ip": "203.0.113.43"}]}}
 
 
-def test_a_missing_template_is_skipped(fake: FakeKarmada, pki: dict[str, dict[str, str]]) -> None:
-    fake.templates.clear()
+def test_a_missing_template_is_skipped(fake: FakeApiServer, pki: dict[str, dict[str, str]]) -> None:
+    fake.remove("networking.k8s.io", "ingresses", "shop", "web")
     client = pki["client"]
     assert sr.reconcile(sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"])) == []
 
 
-def test_the_program_runs_with_its_rendered_command_line(fake: FakeKarmada, pki: dict[str, dict[str, str]],
+def test_the_program_runs_with_its_rendered_command_line(fake: FakeApiServer, pki: dict[str, dict[str, str]],
                                                          rendered_dev: Any, tmp_path: Path) -> None:
     """The script as the pod runs it: the rendered command (`python3 -u <script>`) from the rendered ConfigMap
     mounted as the kubelet does (so its helper must be in it), the rendered args with the server and file
@@ -277,16 +225,39 @@ def test_the_program_runs_with_its_rendered_command_line(fake: FakeKarmada, pki:
     try:
         deadline = time.monotonic() + 20
         healthy = False
-        while time.monotonic() < deadline and not (healthy and fake.patches()):
+        while time.monotonic() < deadline and not (healthy and _patches(fake)):
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as resp:
                     healthy = resp.status == 200
             except OSError:
                 pass
             time.sleep(0.2)
-        assert healthy and fake.patches(), "no healthy pass with a patch within 20 s"
+        assert healthy and _patches(fake), "no healthy pass with a patch within 20 s"
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert "refreshed Ingress shop/web for unready cluster dev-fsn1-a" in out
     assert not fake.denied, fake.denied
+
+
+def test_the_fake_refuses_what_the_rendered_rbac_does_not_grant(rendered_dev: Any, pki: dict[str, dict[str, str]],
+                                                                tmp_path: Path) -> None:
+    """The checks above can fail: without the rendered `patch` the refresh is a 403 the fake records, and a
+    client without a certificate of the Karmada CA gets no TLS session at all."""
+    role = find(rendered_dev, "karmada", "ClusterRole", "karmada-hub:status-refresher")
+    no_patch = [{**r, "verbs": [v for v in r["verbs"] if v != "patch"]} for r in role["rules"]]
+    assert no_patch != role["rules"], "the rendered role grants patch"
+    fake = _serve(rendered_dev, pki, rules=no_patch)
+    try:
+        client = pki["client"]
+        with pytest.raises(sr.ApiError) as err:
+            sr.reconcile(sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"]))
+        assert err.value.status == 403
+        assert fake.denied == [f"{docs.USER} patch networking.k8s.io/ingresses ns=shop web"]
+        assert sr.ANNOTATION not in (_ingress(fake)["metadata"].get("annotations") or {})
+        context = ssl.create_default_context(cafile=client["ca"])
+        with pytest.raises(OSError, match=r"EOF occurred|certificate required"):  # refused in the handshake
+            urllib.request.urlopen(fake.url + sr.CLUSTERS_PATH, context=context, timeout=5).close()
+        assert {c.user for c in fake.requests} == {docs.USER}
+    finally:
+        fake.close()

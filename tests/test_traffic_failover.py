@@ -27,9 +27,10 @@ from agents import traffic_failover as tf
 from components.traffic import dnsendpoint_crd, failover_docs
 from components.traffic import docs as traffic_docs
 from tests.support import agent_pod
-from tests.support.fakeapi import Grant, parse_path
+from tests.support.fake_apiserver import parse_path
 from tests.support.fleet_sim import NAMESPACE, World
 from tests.support.loopback import wait_for
+from tests.support.rbac import Grant
 from tests.support.rendered import find
 from tests.support.schemas import OBJECT_META, closed_schema, validate_kubernetes
 from tests.support.tools import REPO, load_stack
@@ -377,15 +378,15 @@ def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_
             outs.append(p.communicate(timeout=10)[0])
     assert any(f"{HOST}: now eu-hel" in out for out in outs), outs
     assert not world.host.denied and not world.karmada.denied, (world.host.denied, world.karmada.denied)
-    used = {(m, p.split("?")[0]) for u, m, p in world.host.requests if u == "failover"}
+    used = {(m, p.split("?")[0]) for u, m, p, _ in world.host.requests if u == "failover"}
     verbs = set()
     for method, path in used:
-        _, _, _, resource, name, _ = parse_path(path)
-        verbs.add((resource, {"GET": "get" if name else "list", "POST": "create", "PUT": "update",
-                              "DELETE": "delete"}[method]))
+        target = parse_path(path)
+        verbs.add((target.rbac_resource, {"GET": "get" if target.name else "list", "POST": "create",
+                                          "PUT": "update", "DELETE": "delete"}[method]))
     granted = {(r, v) for rule in host_role["rules"] for r in rule["resources"] for v in rule["verbs"]}
     assert granted == verbs, f"granted but never used: {granted - verbs}; used: {verbs}"
-    karmada_used = {(m, p.split("?")[0]) for u, m, p in world.karmada.requests if u == failover_docs.USER}
+    karmada_used = {(m, p.split("?")[0]) for u, m, p, _ in world.karmada.requests if u == failover_docs.USER}
     assert karmada_used == {("GET", tf.INGRESSES_PATH)}
 
 

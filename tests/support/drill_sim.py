@@ -14,20 +14,20 @@
 from __future__ import annotations
 
 import base64
-import json
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from tests.support.fakeapi import ALLOW_ALL, FakeApi, Key
+from tests.support.fake_apiserver import FakeApiServer, Key, User
 from tests.support.fleet_sim import ADMIN, ADMIN_TOKEN, World
+from tests.support.httpfake import Handler, LoopbackServer
+from tests.support.rbac import ALLOW_ALL
 
 DRILL_NS = "karmada-hub-drill"
 
@@ -53,24 +53,17 @@ class FakeHetzner:
         self.unauthorized = 0
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def _reply(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class HetznerHandler(Handler):
             def _auth(self) -> bool:
+                self.body()  # read (and ignore) any body: the connection is kept alive
                 if self.headers.get("Authorization") != f"Bearer {token}":
                     fake.unauthorized += 1
-                    self._reply(401, {"error": {"code": "unauthorized"}})
+                    self.reply_json(401, {"error": {"code": "unauthorized"}})
                     return False
                 fake.calls.append((self.command, self.path))
                 return True
 
-            def do_GET(self) -> None:
+            def do_GET(self) -> None:  # noqa: N802 - http.server names it
                 if not self._auth():
                     return
                 url = urllib.parse.urlsplit(self.path)
@@ -78,12 +71,13 @@ class FakeHetzner:
                     selector = dict(urllib.parse.parse_qsl(url.query)).get("label_selector", "")
                     terms = [t.split("=", 1) for t in selector.split(",") if t]
                     found = [s for s in fake.servers.values() if all(s["labels"].get(k) == v for k, v in terms)]
-                    return self._reply(200, {"servers": found, "meta": {"pagination": {"next_page": None}}})
+                    return self.reply_json(200, {"servers": found, "meta": {"pagination": {"next_page": None}}})
                 if url.path.startswith("/v1/actions/"):
-                    return self._reply(200, {"action": {"id": int(url.path.rsplit("/", 1)[1]), "status": "success"}})
-                self._reply(404, {"error": {"code": "not_found"}})
+                    action = int(url.path.rsplit("/", 1)[1])
+                    return self.reply_json(200, {"action": {"id": action, "status": "success"}})
+                self.reply_json(404, {"error": {"code": "not_found"}})
 
-            def do_POST(self) -> None:
+            def do_POST(self) -> None:  # noqa: N802 - http.server names it
                 if not self._auth():
                     return
                 parts = self.path.strip("/").split("/")
@@ -92,21 +86,15 @@ class FakeHetzner:
                     command = parts[4]
                     server["status"] = "off" if command == "poweroff" else "running"
                     on_power(server, command)
-                    return self._reply(201, {"action": {"id": len(fake.calls), "command": command,
-                                                        "status": "running"}})
-                self._reply(404, {"error": {"code": "not_found"}})
+                    return self.reply_json(201, {"action": {"id": len(fake.calls), "command": command,
+                                                             "status": "running"}})
+                self.reply_json(404, {"error": {"code": "not_found"}})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.server = LoopbackServer(HetznerHandler)
+        self.url = f"{self.server.url}/v1"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 class DrillFleet:
@@ -121,13 +109,10 @@ class DrillFleet:
             regions.setdefault(m.region, []).append(m.name)
         self.world = World(tmp, config.dns.domain, regions)
         w = self.world
-        w.karmada.on_write = self._karmada_write
-        w.karmada.tokens[ADMIN_TOKEN] = ADMIN
-        self.member_api = {name: FakeApi(str(w.tls["server.crt"]), str(w.tls["server.key"]),
-                                         tokens={ADMIN_TOKEN: ADMIN}, grants={ADMIN: ALLOW_ALL})
-                           for name in self.members}
-        self.capi = FakeApi(str(w.tls["server.crt"]), str(w.tls["server.key"]), tokens={ADMIN_TOKEN: ADMIN},
-                            grants={ADMIN: ALLOW_ALL})
+        w.karmada.hooks.append(self._karmada_write)
+        w.karmada.tokens[ADMIN_TOKEN] = User(ADMIN)
+        self.member_api = {name: self._admin_only_api() for name in self.members}
+        self.capi = self._admin_only_api()
         servers = []
         for i, m in enumerate(config.members):
             self.capi.put("cluster.x-k8s.io", "clusters", {
@@ -147,9 +132,15 @@ class DrillFleet:
                 "spec": {"syncMode": m.sync_mode, "region": m.region, "taints": []},
                 "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady"}]}})
 
+    def _admin_only_api(self) -> FakeApiServer:
+        """A member or the CAPI management cluster: the drill's admin token, allowed everything."""
+        tls = self.world.tls
+        return FakeApiServer(tls["server.crt"], tls["server.key"], tokens={ADMIN_TOKEN: User(ADMIN)},
+                             grants={ADMIN: ALLOW_ALL})
+
     # ------------------------------------------------------------------ Karmada's part
 
-    def _karmada_write(self, method: str, key: Key, obj: dict[str, Any]) -> None:
+    def _karmada_write(self, method: str, key: Key, obj: dict[str, Any], _user: User) -> None:
         _, resource, namespace, name = key
         if namespace != DRILL_NS:
             return

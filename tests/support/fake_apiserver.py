@@ -1,37 +1,57 @@
-"""A fake Kubernetes API server for tests: real TLS, real authentication, rendered RBAC enforced, objects in memory.
+"""The fake Kubernetes API server of the tests — every kube-apiserver, karmada-apiserver, member and CAPI
+management API a test talks to is one: real TLS, real authentication, RBAC enforced, objects in memory.
 
 What it does the way kube-apiserver v1.35 does (vendored k8s.io/apiserver v0.35.3 at karmada v1.18.2):
 
-- TLS with a given serving certificate; client certificates are verified against `client_ca` (optional, so token
-  clients connect too) and authenticate as CN with the Os as groups;
-- bearer tokens: bootstrap tokens from `kube-system/bootstrap-token-<id>` Secrets (`<id>.<secret>`, usage
-  `usage-bootstrap-authentication`, not past `expiration`; user `system:bootstrap:<id>`, groups
-  `system:bootstrappers` plus `auth-extra-groups`), and a static token table (service accounts, admins);
-  every authenticated user is in `system:authenticated`; anything else is 401;
-- authorization with `tests.support.rbac` over the Roles and bindings it is given (`system:masters` may do
-  anything); GET of a collection is `list`, a server-side apply that creates is authorized as `create` with the
-  object's name as well as `patch`;
-- create (with generateName), get, list (labelSelector `k=v` only), update, merge patch, apply patch, delete.
+- TLS from certificate files (`tests.support.httpfake`); with `client_ca`, a client certificate signed by it
+  authenticates as its CN with its Os as groups — optional, so token clients connect too, unless
+  `require_client_cert`;
+- bearer tokens: the static table `tokens` (service accounts, admins) and, with `bootstrap_tokens`, bootstrap
+  tokens from the `kube-system/bootstrap-token-<id>` Secrets it holds (`<id>.<secret>`, usage
+  `usage-bootstrap-authentication`, not past `expiration` by `now()`; user `system:bootstrap:<id>`, groups
+  `system:bootstrappers` plus `auth-extra-groups`); every authenticated user is in `system:authenticated`;
+  anything else is 401;
+- authorization (`tests.support.rbac`): `system:masters` may do anything; otherwise the Roles and bindings in
+  `rbac`, or a `Grant` in `grants` for the user's name (one binding in brief), must allow the request. GET of an
+  object is `get`, of a collection `list` (`watch` with `?watch=`), POST `create` (without a name, so a
+  resourceNames rule never covers it), PUT `update`, PATCH `patch` — a server-side apply that creates is
+  authorized as `create` with the object's name as well — DELETE `delete`; a subresource is `res/sub`;
+  refused is 403. Every 401 and 403 is recorded in `denied`;
+- objects: create (`generateName`; 409 AlreadyExists), get, list (all namespaces or one; `labelSelector` terms
+  `k` and `k=v`), update (409 on a stale resourceVersion), JSON merge patch (RFC 7386), server-side apply
+  (`application/apply-patch+yaml`: the object as sent, no field ownership), any other patch type 415, delete.
+  A write to `…/status` changes only `status`; any other write keeps the `status` there is and bumps
+  `metadata.generation` when `spec` changes; every write bumps `resourceVersion`; a create sets `uid` and
+  `creationTimestamp`, and a CertificateSigningRequest's `spec.username` and `groups` from the requester.
+  `?watch=` is answered as a list: no program under test watches. `/api/v1` and `/apis/<group>/<version>`
+  answer an empty APIResourceList.
 
-`on_create` hooks run after an object is stored (the CSR approver and signer here are one).
+For the tests: `hooks` run on every write through the API, inside the store's lock, with (verb, key, a copy of
+the object, user) — a simulated controller reacts there (the CSR approver and signer, Karmada scheduling the
+drill's binding) and writes back with `put`. `put`, `get`, `items` and `remove` reach the store directly (no
+RBAC, no hooks); `serve` answers one request for a given user without HTTP; `down` makes the server drop every
+connection unanswered (a powered-off member); `requests` records every request.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
 import datetime as dt
-import json
 import secrets
-import ssl
 import threading
 import urllib.parse
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from tests.support.rbac import Rbac, Request
+from tests.support.httpfake import Handler, LoopbackServer, server_tls
+from tests.support.rbac import Grant, Rbac, Request
+
+Key = tuple[str, str, str, str]
+"""(group, resource, namespace, name); namespace "" for cluster-scoped objects."""
 
 
 @dataclass(frozen=True)
@@ -40,96 +60,128 @@ class User:
     groups: tuple[str, ...] = ()
 
 
+class Call(NamedTuple):
+    """One request as the server saw it; user "-" when it was not authenticated."""
+
+    user: str
+    method: str
+    path: str
+    status: int
+
+
+MERGE_PATCH, APPLY_PATCH = "application/merge-patch+json", "application/apply-patch+yaml"
+
+Hook = Callable[[str, Key, dict[str, Any], User], None]
+
+
 @dataclass(frozen=True)
 class Target:
+    """What a request path names; `resource` None for a discovery path (`/api/v1`, `/apis/<group>/<version>`)."""
+
     group: str
     version: str
-    resource: str
-    subresource: str
     namespace: str
+    resource: str | None
+    subresource: str
     name: str
+    query: Mapping[str, str]
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (f"{self.group}/{self.resource}", self.namespace, self.name)
+    def rbac_resource(self) -> str:
+        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource or ""
 
 
 def parse_path(path: str) -> Target:
-    parts = [p for p in path.split("?")[0].split("/") if p]
-    if parts[0] == "api":
+    """The target of an API path; ValueError for a path outside `/api/<v>` and `/apis/<group>/<v>`."""
+    parsed = urllib.parse.urlsplit(path)
+    parts = [urllib.parse.unquote(p) for p in parsed.path.strip("/").split("/")]
+    if parts[0] == "api" and len(parts) >= 2:
         group, version, rest = "", parts[1], parts[2:]
-    else:
+    elif parts[0] == "apis" and len(parts) >= 3:
         group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise ValueError(f"not an API path: {path}")
     namespace = ""
-    if rest and rest[0] == "namespaces" and len(rest) >= 3:
+    if len(rest) >= 3 and rest[0] == "namespaces":
         namespace, rest = rest[1], rest[2:]
-    resource = rest[0]
-    name = rest[1] if len(rest) > 1 else ""
-    sub = rest[2] if len(rest) > 2 else ""
-    return Target(group, version, resource, sub, namespace, name)
+    return Target(group, version, namespace, rest[0] if rest else None, rest[2] if len(rest) > 2 else "",
+                  rest[1] if len(rest) > 1 else "", dict(urllib.parse.parse_qsl(parsed.query)))
+
+
+def _status(code: int, reason: str, message: str = "") -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
+            "message": message or reason}
+
+
+def _selected(labels: Mapping[str, str], selector: str) -> bool:
+    for term in filter(None, selector.split(",")):
+        if "=" in term:
+            k, v = term.split("=", 1)
+            if labels.get(k) != v:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def merge_patch(base: Any, patch: Any) -> Any:
+    """JSON merge patch (RFC 7386)."""
+    if not isinstance(patch, dict) or not isinstance(base, dict):
+        return copy.deepcopy(patch)
+    out = dict(base)
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(base.get(k), v)
+    return out
 
 
 class FakeApiServer:
-    def __init__(self, tmp: Path, cert_pem: str, key_pem: str, client_ca_pem: str | None, rbac: Rbac,
-                 static_tokens: Mapping[str, User] | None = None) -> None:
-        self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+    def __init__(self, cert_file: str | Path, key_file: str | Path, *, client_ca: str | Path | None = None,
+                 require_client_cert: bool = False, tokens: Mapping[str, User] | None = None,
+                 bootstrap_tokens: bool = False, grants: Mapping[str, Grant] | None = None,
+                 rbac: Rbac | None = None) -> None:
+        self.objects: dict[Key, dict[str, Any]] = {}
+        self.tokens = dict(tokens or {})
+        self.bootstrap_tokens = bootstrap_tokens
+        self.grants = dict(grants or {})
         self.rbac = rbac
-        self.static_tokens = dict(static_tokens or {})
-        self.log: list[tuple[str, str, str, int]] = []
-        """(user, method, path, status) of every request."""
-        self.on_create: list[Callable[[Target, dict[str, Any], User], None]] = []
+        self.hooks: list[Hook] = []
+        self.requests: list[Call] = []
+        self.denied: list[str] = []
+        self.down = False
         self.now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._rv = 0
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, body: dict[str, Any], user: User | None) -> None:
-                fake.log.append((user.name if user else "-", self.command, self.path, status))
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _body(self) -> Any:
-                length = int(self.headers.get("Content-Length") or 0)
-                return json.loads(self.rfile.read(length)) if length else None
-
+        class ApiHandler(Handler):
             def _handle(self) -> None:
+                if fake.down:
+                    self.close_connection = True
+                    return
+                body = self.json_body()
                 user = fake.authenticate(self.connection.getpeercert(), self.headers.get("Authorization"))
                 if user is None:
-                    return self._reply(401, {"kind": "Status", "code": 401, "message": "Unauthorized"}, None)
-                status, body = fake.serve(user, self.command, self.path, self._body(),
-                                          self.headers.get("Content-Type", ""))
-                self._reply(status, body, user)
+                    fake.denied.append(f"unauthenticated {self.command} {self.path}")
+                    fake.requests.append(Call("-", self.command, self.path, 401))
+                    return self.reply_json(401, _status(401, "Unauthorized"))
+                self.reply_json(*fake.serve(user, self.command, self.path, body,
+                                            self.headers.get("Content-Type", "")))
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815 - http.server's names
 
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        cert_file, key_file = tmp / f"srv-{secrets.token_hex(3)}.crt", tmp / f"srv-{secrets.token_hex(3)}.key"
-        cert_file.write_text(cert_pem)
-        key_file.write_text(key_pem)
-        context.load_cert_chain(str(cert_file), str(key_file))
-        if client_ca_pem:
-            context.load_verify_locations(cadata=client_ca_pem)
-            context.verify_mode = ssl.CERT_OPTIONAL
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
-        self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self.server = LoopbackServer(ApiHandler, server_tls(
+            str(cert_file), str(key_file), str(client_ca) if client_ca else None, require_client_cert))
+        self.url = self.server.url
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
     # ------------------------------------------------------------------------------ authentication
 
-    def authenticate(self, peer: dict[str, Any] | None, authorization: str | None) -> User | None:
+    def authenticate(self, peer: Mapping[str, Any] | None, authorization: str | None) -> User | None:
         if peer:
             subject = [item for rdn in peer["subject"] for item in rdn]
             cn = next(v for k, v in subject if k == "commonName")
@@ -138,14 +190,14 @@ class FakeApiServer:
         if not authorization or not authorization.startswith("Bearer "):
             return None
         token = authorization.removeprefix("Bearer ").strip()
-        if token in self.static_tokens:
-            user = self.static_tokens[token]
+        if token in self.tokens:
+            user = self.tokens[token]
             return User(user.name, (*user.groups, "system:authenticated"))
-        if "." in token:
+        if self.bootstrap_tokens and "." in token:
             tid, _, secret_half = token.partition(".")
-            stored = self.objects.get(("/secrets", "kube-system", f"bootstrap-token-{tid}"))
-            data = {k: base64.b64decode(v).decode() for k, v in ((stored or {}).get("data") or {}).items()}
-            if (stored and stored.get("type") == "bootstrap.kubernetes.io/token" and data.get("token-id") == tid
+            stored = self.get("", "secrets", "kube-system", f"bootstrap-token-{tid}") or {}
+            data = {k: base64.b64decode(v).decode() for k, v in (stored.get("data") or {}).items()}
+            if (stored.get("type") == "bootstrap.kubernetes.io/token" and data.get("token-id") == tid
                     and secrets.compare_digest(data.get("token-secret", ""), secret_half)
                     and data.get("usage-bootstrap-authentication") == "true"
                     and dt.datetime.fromisoformat(data["expiration"].replace("Z", "+00:00")) > self.now()):
@@ -158,94 +210,162 @@ class FakeApiServer:
     def authorized(self, user: User, verb: str, t: Target, name: str | None = None) -> bool:
         if "system:masters" in user.groups:
             return True
-        resource = f"{t.resource}/{t.subresource}" if t.subresource else t.resource
-        return self.rbac.allowed(Request(user.name, verb, t.group, resource, t.namespace,
-                                         t.name if name is None else name, user.groups))
+        req = Request(user.name, verb, t.group, t.rbac_resource, t.namespace, t.name if name is None else name,
+                      user.groups)
+        grant = self.grants.get(user.name)
+        return (grant is not None and grant.covers(req)) or (self.rbac is not None and self.rbac.allowed(req))
 
     # ------------------------------------------------------------------------------------ serving
 
-    def serve(self, user: User, method: str, path: str, body: Any, content_type: str) -> tuple[int, dict[str, Any]]:
-        t = parse_path(path)
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
-        forbidden = (403, {"kind": "Status", "code": 403, "message": f"{user.name} may not {method} {path}"})
+    def serve(self, user: User, method: str, path: str, body: Any, content_type: str = "application/json"
+              ) -> tuple[int, Any]:
+        """One request by an authenticated `user`: (status, body), recorded in `requests`."""
+        status, out = self._serve(user, method, path, body, content_type)
+        self.requests.append(Call(user.name, method, path, status))
+        return status, out
+
+    def _serve(self, user: User, method: str, path: str, body: Any, content_type: str) -> tuple[int, Any]:
+        try:
+            t = parse_path(path)
+        except ValueError:
+            return 404, _status(404, "NotFound", path)
+        if t.resource is None:
+            return 200, {"kind": "APIResourceList", "groupVersion": f"{t.group}/{t.version}".lstrip("/"),
+                         "resources": []}
+        verb = {"GET": "get" if t.name else "list", "POST": "create", "PUT": "update", "PATCH": "patch",
+                "DELETE": "delete"}.get(method)
+        if verb is None:
+            return 405, _status(405, "MethodNotAllowed")
+        if t.query.get("watch") not in (None, "", "0", "false"):
+            verb = "watch"
+        media = content_type.split(";")[0].strip()
         with self._lock:
-            if method == "GET":
+            if not self.authorized(user, verb, t, name="" if verb == "create" else None):
+                return self._forbidden(user, verb, t)
+            key = (t.group, t.resource, t.namespace, t.name)
+            current = self.objects.get(key)
+            if verb in ("list", "watch"):
+                selector = t.query.get("labelSelector", "")
+                items = [o for o in self.items(t.group, t.resource, t.namespace or None)
+                         if _selected((o.get("metadata") or {}).get("labels") or {}, selector)]
+                return 200, {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self._rv)},
+                             "items": items}
+            if verb == "create":
                 if t.name:
-                    if not self.authorized(user, "get", t):
-                        return forbidden
-                    obj = self.objects.get(t.key)
-                    return (200, obj) if obj else (404, {"kind": "Status", "code": 404})
-                if not self.authorized(user, "list", t):
-                    return forbidden
-                selector = dict(s.split("=", 1) for s in (query.get("labelSelector", [""])[0]).split(",") if s)
-                items = [o for (r, ns, _), o in self.objects.items()
-                         if r == f"{t.group}/{t.resource}" and (not t.namespace or ns == t.namespace)
-                         and selector.items() <= ((o.get("metadata") or {}).get("labels") or {}).items()]
-                return 200, {"kind": "List", "items": items}
-            if method == "POST":
-                obj = dict(body)
-                meta = obj.setdefault("metadata", {})
-                if not meta.get("name"):
-                    meta["name"] = meta.pop("generateName", "obj-") + secrets.token_hex(3)[:5]
-                if not self.authorized(user, "create", t, name=""):
-                    return forbidden
-                target = Target(t.group, t.version, t.resource, "", t.namespace, meta["name"])
-                if target.key in self.objects:
-                    return 409, {"kind": "Status", "code": 409}
-                return 201, self._store(target, obj, user, created=True)
-            if method == "PUT":
-                if not self.authorized(user, "update", t):
-                    return forbidden
-                if t.key not in self.objects:
-                    return 404, {"kind": "Status", "code": 404}
-                return 200, self._store(t, dict(body), user)
-            if method == "PATCH":
-                if not self.authorized(user, "patch", t):
-                    return forbidden
-                existing = self.objects.get(t.key)
-                if "apply-patch" in content_type:
-                    if existing is None and not self.authorized(user, "create", t):
-                        return forbidden
-                    return (200 if existing else 201), self._store(t, dict(body), user, created=existing is None)
-                if existing is None:
-                    return 404, {"kind": "Status", "code": 404}
-                return 200, self._store(t, _merge(existing, body), user)
-            if method == "DELETE":
-                if not self.authorized(user, "delete", t):
-                    return forbidden
-                if self.objects.pop(t.key, None) is None:
-                    return 404, {"kind": "Status", "code": 404}
-                return 200, {"kind": "Status", "status": "Success"}
-        return 405, {"kind": "Status", "code": 405}
+                    return 405, _status(405, "MethodNotAllowed", f"POST to a named {t.rbac_resource}")
+                return self._create(user, t, body)
+            if verb == "patch" and media == APPLY_PATCH and current is None:
+                if not self.authorized(user, "create", t):
+                    return self._forbidden(user, "create", t)
+                return self._create(user, t, body)
+            if current is None:
+                return 404, _status(404, "NotFound", f"{t.rbac_resource} {t.name!r} not found")
+            if verb == "get":
+                return 200, copy.deepcopy(current)
+            if verb == "delete":
+                del self.objects[key]
+                self._run_hooks("delete", key, current, user)
+                return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}
+            if verb == "update":
+                sent = ((body or {}).get("metadata") or {}).get("resourceVersion")
+                if sent and sent != current["metadata"]["resourceVersion"]:
+                    return 409, _status(409, "Conflict", "the object has been modified")
+                new = copy.deepcopy(body)
+            elif media == APPLY_PATCH:
+                new = copy.deepcopy(body)
+            elif media == MERGE_PATCH:
+                new = merge_patch(current, body)
+            else:
+                return 415, _status(415, "UnsupportedMediaType", f"no {media or 'untyped'} patch here")
+            out = self._write(key, self._updated(current, new, t.subresource))
+            self._run_hooks(verb, key, out, user)
+            return 200, out
 
-    def _store(self, t: Target, obj: dict[str, Any], user: User, created: bool = False) -> dict[str, Any]:
+    def _forbidden(self, user: User, verb: str, t: Target) -> tuple[int, Any]:
+        where = f"{t.group}/{t.rbac_resource} ns={t.namespace or '-'} {t.name}".rstrip()
+        self.denied.append(f"{user.name} {verb} {where}")
+        return 403, _status(403, "Forbidden", f"{user.name} may not {verb} {where}")
+
+    def _create(self, user: User, t: Target, body: Any) -> tuple[int, Any]:
+        obj = copy.deepcopy(body) if isinstance(body, dict) else {}
         meta = obj.setdefault("metadata", {})
-        meta.setdefault("name", t.name)
-        if t.namespace:
-            meta["namespace"] = t.namespace
-        meta.setdefault("creationTimestamp", self.now().strftime("%Y-%m-%dT%H:%M:%SZ"))
-        if t.resource == "certificatesigningrequests" and created:
-            obj["spec"]["username"], obj["spec"]["groups"] = user.name, list(user.groups)
-        self.objects[t.key] = obj
-        if created:
-            for hook in self.on_create:
-                hook(t, obj, user)
-        return obj
+        meta["name"] = t.name or meta.get("name") or ""  # a named path: the server-side apply that creates
+        if not meta["name"]:
+            if not meta.get("generateName"):
+                return 422, _status(422, "Invalid", "name or generateName is required")
+            meta["name"] = meta["generateName"] + secrets.token_hex(3)[:5]
+        key = (t.group, str(t.resource), t.namespace, meta["name"])
+        if key in self.objects:
+            return 409, _status(409, "AlreadyExists", f"{t.resource} {meta['name']!r} already exists")
+        if t.resource == "certificatesigningrequests":
+            obj.setdefault("spec", {}).update(username=user.name, groups=list(user.groups))
+        meta.pop("resourceVersion", None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["generation"] = 1
+        meta["creationTimestamp"] = self._timestamp()
+        out = self._write(key, obj)
+        self._run_hooks("create", key, out, user)
+        return 201, out
 
-    def put(self, path: str, obj: dict[str, Any]) -> None:
-        """Store an object directly (test setup), as if an admin had created it."""
-        t = parse_path(path)
-        self._store(t, json.loads(json.dumps(obj)), User("setup", ("system:masters",)))
-
-
-def _merge(base: Any, patch: Any) -> Any:
-    """JSON merge patch (RFC 7386)."""
-    if not isinstance(patch, dict) or not isinstance(base, dict):
-        return patch
-    out = dict(base)
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
+    def _updated(self, current: dict[str, Any], new: dict[str, Any], subresource: str) -> dict[str, Any]:
+        """`new` as it is stored over `current`: identity and server-set fields kept, `status` by subresource."""
+        if subresource == "status":
+            return {**copy.deepcopy(current), "status": copy.deepcopy(new.get("status"))}
+        status = current.get("status", new.get("status"))
+        if status is None:
+            new.pop("status", None)
         else:
-            out[k] = _merge(base.get(k), v)
-    return out
+            new["status"] = copy.deepcopy(status)
+        meta = new.setdefault("metadata", {})
+        old = current["metadata"]
+        for field in ("uid", "creationTimestamp"):
+            if field in old:
+                meta[field] = old[field]
+        generation = int(old.get("generation", 1))
+        meta["generation"] = generation + 1 if new.get("spec") != current.get("spec") else generation
+        return new
+
+    def _write(self, key: Key, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = obj["metadata"]
+        meta["name"] = key[3]
+        if key[2]:
+            meta["namespace"] = key[2]
+        else:
+            meta.pop("namespace", None)
+        self._rv += 1
+        meta["resourceVersion"] = str(self._rv)
+        self.objects[key] = copy.deepcopy(obj)
+        return copy.deepcopy(obj)
+
+    def _run_hooks(self, verb: str, key: Key, obj: dict[str, Any], user: User) -> None:
+        for hook in self.hooks:
+            hook(verb, key, copy.deepcopy(obj), user)
+
+    def _timestamp(self) -> str:
+        return self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    # ------------------------------------------------------------------------------- the store itself
+
+    def put(self, group: str, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store an object directly, as is (test setup, a simulated controller's write): no RBAC, no hooks."""
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        with self._lock:
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("generation", 1)
+            meta.setdefault("creationTimestamp", self._timestamp())
+            return self._write((group, resource, meta.get("namespace", ""), meta["name"]), obj)
+
+    def get(self, group: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            obj = self.objects.get((group, resource, namespace, name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def remove(self, group: str, resource: str, namespace: str, name: str) -> None:
+        with self._lock:
+            self.objects.pop((group, resource, namespace, name), None)
+
+    def items(self, group: str, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [copy.deepcopy(o) for (g, r, ns, _), o in sorted(self.objects.items())
+                    if g == group and r == resource and (namespace is None or ns == namespace)]

@@ -4,25 +4,24 @@ Every request's SigV4 signature is recomputed with botocore (AWS's own signer) f
 a mismatch is a 403. Multipart uploads follow the S3 rules the uploader must respect: parts of at least 5 MiB
 except the last, at most 10,000 parts, ascending part numbers with the ETags the store returned; an abort
 removes the upload. `complete_error` makes CompleteMultipartUpload answer 200 with an <Error> body, as AWS
-documents it may. The server binds 127.0.0.1 on a random port and stops with `close()`.
+documents it may. The server binds 127.0.0.1 on a random port (`tests.support.httpfake`) and stops with `close()`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import threading
 import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from unittest import mock
 from xml.sax.saxutils import escape
 
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
+
+from tests.support.httpfake import Handler, LoopbackServer
 
 MIN_PART = 5 * 2**20
 MAX_PARTS = 10_000
@@ -58,20 +57,7 @@ class FakeS3:
         self._counter = 0
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _body(self) -> bytes:
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-            def _reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
-                self.send_response(status)
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class S3Handler(Handler):
             def _verify(self, body: bytes) -> bool:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 try:
@@ -88,12 +74,19 @@ class FakeS3:
                 fake.requests.append(f"{self.command} {self.path.split('?')[0]}?{self._query_names()}")
                 if not ok:
                     fake.rejected.append(f"{self.command} {self.path}")
-                    self._reply(403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>")
+                    self.reply(403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>")
                 return ok
 
             def _query_names(self) -> str:
                 return ",".join(sorted(urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query,
                                                              keep_blank_values=True)))
+
+            def _accept(self) -> tuple[bytes, str, dict[str, str]] | None:
+                """(body, key, query) of a correctly signed request; None once a refusal has been sent."""
+                body = self.body()
+                if not self._verify(body):
+                    return None
+                return (body, *self._key())
 
             def _key(self) -> tuple[str, dict[str, str]]:
                 parts = urllib.parse.urlsplit(self.path)
@@ -101,39 +94,37 @@ class FakeS3:
                 assert path.startswith(f"/{bucket}"), path
                 return path[len(bucket) + 2:], dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
 
-            def do_PUT(self) -> None:
-                body = self._body()
-                if not self._verify(body):
+            def do_PUT(self) -> None:  # noqa: N802 - http.server names it
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                body, key, query = accepted
                 if "uploadId" in query:
                     upload = fake.uploads.get(query["uploadId"])
                     number = int(query["partNumber"])
                     if upload is None or upload.key != key:
-                        return self._reply(404, b"<Error><Code>NoSuchUpload</Code></Error>")
+                        return self.reply(404, b"<Error><Code>NoSuchUpload</Code></Error>")
                     if fake.fail_part == number:
-                        return self._reply(500, b"<Error><Code>InternalError</Code></Error>")
+                        return self.reply(500, b"<Error><Code>InternalError</Code></Error>")
                     upload.parts[number] = body
                     fake.part_sizes.append(len(body))
-                    return self._reply(200, headers={"ETag": f'"{hashlib.md5(body).hexdigest()}"'})
+                    return self.reply(200, headers={"ETag": f'"{hashlib.md5(body).hexdigest()}"'})
                 fake.objects[key] = body
-                self._reply(200)
+                self.reply(200)
 
-            def do_POST(self) -> None:
-                body = self._body()
-                if not self._verify(body):
+            def do_POST(self) -> None:  # noqa: N802 - http.server names it
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                body, key, query = accepted
                 if "uploads" in query:
                     fake._counter += 1
                     upload_id = f"upload-{fake._counter}"
                     fake.uploads[upload_id] = Upload(key, dt.datetime.now(dt.UTC))
                     xml = (f'<InitiateMultipartUploadResult xmlns="{NS}"><Bucket>{bucket}</Bucket>'
                            f"<Key>{escape(key)}</Key><UploadId>{upload_id}</UploadId></InitiateMultipartUploadResult>")
-                    return self._reply(200, xml.encode())
+                    return self.reply(200, xml.encode())
                 upload = fake.uploads.get(query.get("uploadId", ""))
                 if upload is None or upload.key != key:
-                    return self._reply(404, b"<Error><Code>NoSuchUpload</Code></Error>")
+                    return self.reply(404, b"<Error><Code>NoSuchUpload</Code></Error>")
                 listed = [(int(p.findtext("PartNumber") or 0), p.findtext("ETag") or "")
                           for p in ET.fromstring(body).findall("Part")]
                 numbers = [n for n, _ in listed]
@@ -149,37 +140,37 @@ class FakeS3:
                     error = "InternalError"
                 if error:  # S3 may answer 200 and put the error in the body
                     status = 200 if error == "InternalError" else 400
-                    return self._reply(status, f"<Error><Code>{error}</Code></Error>".encode())
+                    return self.reply(status, f"<Error><Code>{error}</Code></Error>".encode())
                 fake.objects[key] = b"".join(upload.parts[n] for n in numbers)
                 del fake.uploads[query["uploadId"]]
                 xml = (f'<CompleteMultipartUploadResult xmlns="{NS}"><Bucket>{bucket}</Bucket><Key>{escape(key)}</Key>'
                        f'<ETag>"done"</ETag></CompleteMultipartUploadResult>')
-                self._reply(200, xml.encode())
+                self.reply(200, xml.encode())
 
-            def do_DELETE(self) -> None:
-                if not self._verify(b""):
+            def do_DELETE(self) -> None:  # noqa: N802 - http.server names it
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                _, key, query = accepted
                 if "uploadId" in query:
                     fake.uploads.pop(query["uploadId"], None)
                     fake.aborted.append(key)
                 else:
                     fake.objects.pop(key, None)
-                self._reply(204)
+                self.reply(204)
 
-            def do_GET(self) -> None:
-                if not self._verify(b""):
+            def do_GET(self) -> None:  # noqa: N802 - http.server names it
+                if (accepted := self._accept()) is None:
                     return
-                key, query = self._key()
+                _, key, query = accepted
                 if key:
                     if key not in fake.objects:
-                        return self._reply(404, b"<Error><Code>NoSuchKey</Code></Error>")
-                    return self._reply(200, fake.objects[key])
+                        return self.reply(404, b"<Error><Code>NoSuchKey</Code></Error>")
+                    return self.reply(200, fake.objects[key])
                 if "uploads" in query:
                     ups = "".join(f"<Upload><Key>{escape(u.key)}</Key><UploadId>{i}</UploadId>"
                                   f"<Initiated>{u.initiated.strftime('%Y-%m-%dT%H:%M:%S.000Z')}</Initiated></Upload>"
                                   for i, u in fake.uploads.items() if u.key.startswith(query.get("prefix", "")))
-                    return self._reply(200, f'<ListMultipartUploadsResult xmlns="{NS}">{ups}'
+                    return self.reply(200, f'<ListMultipartUploadsResult xmlns="{NS}">{ups}'
                                             "</ListMultipartUploadsResult>".encode())
                 keys = sorted(k for k in fake.objects if k.startswith(query.get("prefix", "")))
                 start = int(query.get("continuation-token", "0"))
@@ -190,16 +181,10 @@ class FakeS3:
                         + f"<IsTruncated>{'true' if more else 'false'}</IsTruncated>"
                         + (f"<NextContinuationToken>{start + 2}</NextContinuationToken>" if more else "")
                         + "</ListBucketResult>").encode()
-                self._reply(200, body)
+                self.reply(200, body)
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self.server = LoopbackServer(S3Handler)
+        self.endpoint = self.server.url
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()

@@ -24,7 +24,7 @@ from typing import Any
 
 from agents import traffic_failover as tf
 from components.traffic import failover_docs
-from tests.support.fakeapi import ALLOW_ALL, FakeApi, Grant
+from tests.support.fake_apiserver import FakeApiServer, User
 from tests.support.loopback import (
     AuthoritativeDns,
     CachingResolver,
@@ -33,6 +33,7 @@ from tests.support.loopback import (
     random_loopback,
     tls_material,
 )
+from tests.support.rbac import ALLOW_ALL, Grant
 
 NAMESPACE = failover_docs.NAMESPACE
 HOST_TOKEN = "failover-token"
@@ -43,7 +44,7 @@ ADMIN = "admin"
 class FakeExternalDns:
     """DNSEndpoints in `host` -> records in `dns`, `sync_delay` seconds after each change."""
 
-    def __init__(self, host: FakeApi, dns: AuthoritativeDns, sync_delay: float, poll: float = 0.05) -> None:
+    def __init__(self, host: FakeApiServer, dns: AuthoritativeDns, sync_delay: float, poll: float = 0.05) -> None:
         self.host, self.dns, self.delay, self.poll = host, dns, sync_delay, poll
         self.stop = threading.Event()
         self.seen: dict[str, tuple[tuple[str, ...], int]] = {}
@@ -109,15 +110,14 @@ class World:
     def __post_init__(self) -> None:
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.tls = tls_material(self.tmp, clients=[failover_docs.USER, ADMIN])
-        self.host = FakeApi(str(self.tls["server.crt"]), str(self.tls["server.key"]),
-                            tokens={HOST_TOKEN: "failover", ADMIN_TOKEN: ADMIN},
-                            grants={"failover": Grant([dict(r) for r in failover_docs.HOST_RULES], NAMESPACE),
-                                    ADMIN: ALLOW_ALL})
+        self.host = FakeApiServer(self.tls["server.crt"], self.tls["server.key"],
+                                  tokens={HOST_TOKEN: User("failover"), ADMIN_TOKEN: User(ADMIN)},
+                                  grants={"failover": Grant([dict(r) for r in failover_docs.HOST_RULES], NAMESPACE),
+                                          ADMIN: ALLOW_ALL})
         karmada_role = failover_docs.karmada_rbac()[0]
-        self.karmada = FakeApi(str(self.tls["server.crt"]), str(self.tls["server.key"]),
-                               client_ca=str(self.tls["ca"]),
-                               grants={failover_docs.USER: Grant(karmada_role["rules"]), ADMIN: ALLOW_ALL,
-                                       **self.karmada_grants})
+        self.karmada = FakeApiServer(self.tls["server.crt"], self.tls["server.key"], client_ca=self.tls["ca"],
+                                     grants={failover_docs.USER: Grant(karmada_role["rules"]), ADMIN: ALLOW_ALL,
+                                             **self.karmada_grants})
         names = sorted(self.regions_members)
         addresses = random_loopback(len(names))
         self.port = free_port(addresses)

@@ -22,7 +22,6 @@ import socketserver
 import threading
 import time
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,8 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 import dns.rrset
+
+from tests.support.httpfake import Handler, LoopbackServer
 
 
 def random_loopback(count: int) -> list[str]:
@@ -73,39 +74,30 @@ class RegionEndpoint:
         self.hosts: set[str] = set(hosts)
         self.hits = 0
         self.mode = "alive"
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: LoopbackServer | None = None
         self._hang: socket.socket | None = None
         self._start()
 
     def _start(self) -> None:
         endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
+        class RegionHandler(Handler):
+            protocol_version = "HTTP/1.0"  # one probe, one connection: a killed region is seen at once
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server names it
                 host = (self.headers.get("Host") or "").split(":")[0]
                 ok = host in endpoint.hosts
                 endpoint.hits += 1
                 body = f"{endpoint.region}\n".encode() if ok else b"default backend - 404\n"
-                self.send_response(200 if ok else 404)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("X-Region", endpoint.region)
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(200 if ok else 404, body, {"X-Region": endpoint.region})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        ThreadingHTTPServer.allow_reuse_address = True
-        self._httpd = ThreadingHTTPServer((self.address, self.port), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._httpd = LoopbackServer(RegionHandler, address=self.address, port=self.port)
         self.mode = "alive"
 
     def kill(self, mode: str = "refuse") -> None:
         """`refuse`: nothing listens (RST at once); `hang`: the port accepts and never answers (black hole)."""
         if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+            self._httpd.close()
             self._httpd = None
         if mode == "hang":
             s = socket.socket()

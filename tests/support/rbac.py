@@ -6,7 +6,8 @@ covers it. A ClusterRoleBinding grants its ClusterRole everywhere; a RoleBinding
 ClusterRole, in its own namespace only. A rule covers a request when its apiGroups, resources (`res/sub` for
 subresources) and verbs each contain the request's value or `*`, and — if it lists resourceNames — the request
 names one of them (a request without a name, a create or a list, never matches a resourceNames rule).
-Built-in roles the API server creates itself are passed in as `builtins`.
+Built-in roles the API server creates itself are passed in as `builtins`. A `Grant` is one binding in brief: rules
+for one user, everywhere or in one namespace, covered by the same rule check.
 """
 
 from __future__ import annotations
@@ -96,3 +97,20 @@ class Rbac:
             if self.rule_covers(rule, req):
                 return True
         return False
+
+
+@dataclass(frozen=True)
+class Grant:
+    """`rules` for one user: everywhere (`namespace` None, as a ClusterRoleBinding) or in one namespace only (as a
+    RoleBinding)."""
+
+    rules: Sequence[Mapping[str, Any]]
+    namespace: str | None = None
+
+    def covers(self, req: Request) -> bool:
+        if self.namespace is not None and req.namespace != self.namespace:
+            return False
+        return any(Rbac.rule_covers(rule, req) for rule in self.rules)
+
+
+ALLOW_ALL = Grant([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])
