@@ -16,22 +16,21 @@ replicated. So this job:
    is out of space").
 
 It talks to etcd's gRPC gateway (JSON over the client port, mTLS with the job's own client certificate),
-stdlib only: the file is the container's program, mounted from a ConfigMap into the pinned Python image
-(the etcd image has no shell to sequence etcdctl calls).
+stdlib only: the file is the container's program, mounted from a ConfigMap with its helper `_incluster.py`
+into the pinned Python image (the etcd image has no shell to sequence etcdctl calls).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import ssl
 import sys
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from _incluster import ApiError, call, tls_context
 
 MIB = 1 << 20
 
@@ -55,17 +54,14 @@ class Member:
 
 class Etcd:
     def __init__(self, ca_file: str, cert_file: str, key_file: str) -> None:
-        self.context = ssl.create_default_context(cafile=ca_file)
-        self.context.load_cert_chain(cert_file, key_file)
+        self.context = tls_context(ca_file, cert_file, key_file)
 
     def call(self, endpoint: str, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-        req = urllib.request.Request(endpoint.rstrip("/") + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, context=self.context, timeout=timeout) as resp:
-                data = json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as err:
-            raise DefragError(f"{endpoint}{path}: HTTP {err.code} {err.read()[:200]!r}") from None
+            data = call(self.context, "POST", endpoint, path, body, timeout=timeout,
+                        headers={"Content-Type": "application/json"})
+        except ApiError as err:
+            raise DefragError(f"{endpoint}{path}: HTTP {err.status} {err.body[:200]!r}") from None
         except (urllib.error.URLError, OSError) as err:
             raise DefragError(f"{endpoint}{path}: {getattr(err, 'reason', err)}") from None
         if "error" in data:

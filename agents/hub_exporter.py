@@ -13,23 +13,21 @@ lease expires). So this loop lists Clusters every `--period` seconds and serves,
 - `/healthz`: 200 while the last successful list is younger than `3 * period + 30` s, else 503.
 
 It reads with a client certificate whose user may only list Clusters. Stdlib only: the file is the container's
-program, mounted from a ConfigMap into the pinned Python image (components/operations/monitoring.py).
+program, mounted from a ConfigMap with its helper `_incluster.py` into the pinned Python image
+(components/operations/monitoring.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import http.server
-import json
 import logging
-import ssl
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
+
+from _incluster import ApiError, Client, Health, Response, serve
 
 CLUSTERS_PATH = "/apis/cluster.karmada.io/v1alpha1/clusters"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -73,67 +71,33 @@ def exposition(states: list[tuple[str, str, int]], last_success: float | None) -
 
 
 class State:
+    """The last exposition, and whether the list that made it is fresh."""
+
     def __init__(self, max_age: float) -> None:
-        self.max_age = max_age
+        self.health = Health(max_age)
         self.lock = threading.Lock()
         self.text = exposition([], None)
-        self.last_success: float | None = None
-        self.last_success_monotonic = time.monotonic()
 
     def update(self, states: list[tuple[str, str, int]]) -> None:
         with self.lock:
-            self.last_success = time.time()
-            self.last_success_monotonic = time.monotonic()
-            self.text = exposition(states, self.last_success)
+            self.text = exposition(states, time.time())
+        self.health.mark()
 
-    def healthy(self) -> bool:
-        with self.lock:
-            return time.monotonic() - self.last_success_monotonic <= self.max_age
-
-
-class KarmadaApi:
-    def __init__(self, server: str, ca_file: str, cert_file: str, key_file: str, timeout: float = 10.0) -> None:
-        self.server = server.rstrip("/")
-        self.timeout = timeout
-        self.context = ssl.create_default_context(cafile=ca_file)
-        self.context.load_cert_chain(cert_file, key_file)
-
-    def clusters(self) -> dict[str, Any]:
-        req = urllib.request.Request(self.server + CLUSTERS_PATH, headers={"Accept": "application/json"})
-        with urllib.request.urlopen(req, context=self.context, timeout=self.timeout) as resp:
-            return json.loads(resp.read() or b"{}")
+    def respond(self, path: str) -> Response:
+        if path == "/metrics":
+            with self.lock:
+                return 200, self.text.encode(), CONTENT_TYPE
+        if path == "/healthz":
+            ok = self.health.ok()
+            return (200 if ok else 503), (b"ok\n" if ok else b"stale\n"), "text/plain"
+        return 404, b"not found\n", "text/plain"
 
 
-def serve(state: State, port: int, host: str = "0.0.0.0") -> http.server.ThreadingHTTPServer:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/metrics":
-                with state.lock:
-                    body, status, kind = state.text.encode(), 200, CONTENT_TYPE
-            elif self.path == "/healthz":
-                ok = state.healthy()
-                body, status, kind = (b"ok\n" if ok else b"stale\n"), (200 if ok else 503), "text/plain"
-            else:
-                body, status, kind = b"not found\n", 404, "text/plain"
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def run(api: KarmadaApi, state: State, period: float, stop: threading.Event) -> None:
+def run(api: Client, state: State, period: float, stop: threading.Event) -> None:
     while not stop.is_set():
         try:
-            state.update(member_states(api.clusters()))
-        except (urllib.error.URLError, OSError, ValueError, KeyError) as err:
+            state.update(member_states(api.get(CLUSTERS_PATH)))
+        except (ApiError, OSError, ValueError, KeyError) as err:
             log.warning("listing clusters failed: %s", err)
         stop.wait(period)
 
@@ -152,9 +116,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    api = KarmadaApi(args.server, args.ca_file, args.cert_file, args.key_file)
+    api = Client(args.server, args.ca_file, cert_file=args.cert_file, key_file=args.key_file)
     state = State(max_age=3 * args.period + 30)
-    serve(state, args.port)
+    serve(state.respond, args.port)
     log.info("listing %s every %ss, serving :%d", args.server, args.period, args.port)
     run(api, state, args.period, threading.Event())
     return 0

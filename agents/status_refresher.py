@@ -1,7 +1,8 @@
 """Status refresher: makes Karmada drop a dead member's address from Ingress and Service status.
 
 This runs inside the hub host cluster, not in Pulumi. It is stdlib-only because the file itself is the
-container's program: `components/traffic/dns.py` mounts it from a ConfigMap into a pinned Python image.
+container's program: `components/traffic/dns.py` mounts it from a ConfigMap, with its helper `_incluster.py`,
+into a pinned Python image.
 
 Why it exists (docs/traffic-failover.md, section 2, from Karmada v1.18.2 source): when a member becomes
 unreachable, Karmada evicts its bindings and deletes its Works, but the Works keep their
@@ -19,18 +20,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import http.server
-import json
 import logging
-import ssl
 import sys
 import threading
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from _incluster import ApiError, Client, Health, Response, serve
 
 ANNOTATION = "karmada-hub.io/status-refresh"
 EXECUTION_NAMESPACE_PREFIX = "karmada-es-"
@@ -110,46 +108,10 @@ def annotation_patch(token: str) -> dict[str, Any]:
     return {"metadata": {"annotations": {ANNOTATION: token}}}
 
 
-# ---------------------------------------------------------------------------------------- API client
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, path: str, body: str) -> None:
-        super().__init__(f"HTTP {status} on {path}: {body[:200]}")
-        self.status = status
-
-
-class KarmadaApi:
-    """The few calls this loop needs against karmada-apiserver, with a client certificate."""
-
-    def __init__(self, server: str, ca_file: str, cert_file: str, key_file: str, timeout: float = 10.0) -> None:
-        self.server = server.rstrip("/")
-        self.timeout = timeout
-        self.context = ssl.create_default_context(cafile=ca_file)
-        self.context.load_cert_chain(cert_file, key_file)
-
-    def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
-                 content_type: str = "application/json") -> dict[str, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method,
-                                     headers={"Accept": "application/json", "Content-Type": content_type})
-        try:
-            with urllib.request.urlopen(req, context=self.context, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as err:
-            raise ApiError(err.code, path, err.read().decode(errors="replace")) from None
-
-    def get(self, path: str) -> dict[str, Any]:
-        return self._request("GET", path)
-
-    def merge_patch(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self._request("PATCH", path, body, content_type="application/merge-patch+json")
-
-
 # -------------------------------------------------------------------------------------------- loop
 
 
-def reconcile(api: KarmadaApi) -> list[tuple[TemplateRef, str]]:
+def reconcile(api: Client) -> list[tuple[TemplateRef, str]]:
     """One pass: returns the templates patched, with the token written."""
     patched: list[tuple[TemplateRef, str]] = []
     for cluster in unready_clusters(api.get(CLUSTERS_PATH)):
@@ -170,40 +132,17 @@ def reconcile(api: KarmadaApi) -> list[tuple[TemplateRef, str]]:
     return patched
 
 
-class Health:
-    """Healthy while the last successful pass is younger than `max_age` seconds."""
-
-    def __init__(self, max_age: float) -> None:
-        self.max_age = max_age
-        self.last_success = time.monotonic()
-        self.lock = threading.Lock()
-
-    def mark(self) -> None:
-        with self.lock:
-            self.last_success = time.monotonic()
-
-    def ok(self) -> bool:
-        with self.lock:
-            return time.monotonic() - self.last_success <= self.max_age
+def respond(health: Health, path: str) -> Response:
+    """`/healthz`: 200 while the last pass is fresh, else 503; every other path 503."""
+    healthy = path == "/healthz" and health.ok()
+    return (200, b"ok\n", None) if healthy else (503, b"stale\n", None)
 
 
 def serve_health(health: Health, port: int, host: str = "0.0.0.0") -> http.server.ThreadingHTTPServer:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            healthy = self.path == "/healthz" and health.ok()
-            self.send_response(200 if healthy else 503)
-            self.end_headers()
-            self.wfile.write(b"ok\n" if healthy else b"stale\n")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve(lambda path: respond(health, path), port, host)
 
 
-def run(api: KarmadaApi, period: float, health: Health, stop: threading.Event) -> None:
+def run(api: Client, period: float, health: Health, stop: threading.Event) -> None:
     while not stop.is_set():
         try:
             reconcile(api)
@@ -227,7 +166,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    api = KarmadaApi(args.server, args.ca_file, args.cert_file, args.key_file)
+    api = Client(args.server, args.ca_file, cert_file=args.cert_file, key_file=args.key_file)
     health = Health(max_age=3 * args.period + 30)
     serve_health(health, args.health_port)
     log.info("watching %s every %ss", args.server, args.period)

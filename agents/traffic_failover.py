@@ -2,7 +2,7 @@
 
 This runs on the hub's host cluster, one replica per hub server (three vantage points). It is stdlib-only
 because the file itself is the container's program: `components/traffic/failover_docs.py` mounts it from a
-ConfigMap into a pinned Python image.
+ConfigMap, with its helper `_incluster.py`, into a pinned Python image.
 
 Every replica is a prober. Each round (every `--period` seconds) it
 
@@ -47,12 +47,11 @@ import ssl
 import sys
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from _incluster import ApiError, Client, Response, serve
 
 INGRESSES_PATH = "/apis/networking.k8s.io/v1/ingresses"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
@@ -318,41 +317,6 @@ def parse_time(s: str) -> float:
     return dt.datetime.strptime(s, fmt).replace(tzinfo=dt.UTC).timestamp()
 
 
-# ---------------------------------------------------------------------------------------- API client
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, path: str, body: str) -> None:
-        super().__init__(f"HTTP {status} on {path}: {body[:200]}")
-        self.status = status
-
-
-class Api:
-    """JSON calls against one API server: a client certificate (karmada) or a bearer token (host)."""
-
-    def __init__(self, server: str, ca_file: str, *, cert_file: str | None = None, key_file: str | None = None,
-                 token_file: str | None = None, timeout: float = 5.0) -> None:
-        self.server = server.rstrip("/")
-        self.timeout = timeout
-        self.token_file = token_file
-        self.context = ssl.create_default_context(cafile=ca_file)
-        if cert_file and key_file:
-            self.context.load_cert_chain(cert_file, key_file)
-
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
-        if self.token_file:
-            with open(self.token_file) as f:  # re-read: projected tokens rotate
-                headers["Authorization"] = f"Bearer {f.read().strip()}"
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self.context, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as err:
-            raise ApiError(err.code, path, err.read().decode(errors="replace")) from None
-
-
 # -------------------------------------------------------------------------------------------- state
 
 
@@ -389,7 +353,7 @@ def micro_now(now: float | None = None) -> str:
 class Controller:
     """One replica: the prober, and the leader's decisions while it holds the leader Lease."""
 
-    def __init__(self, settings: Settings, karmada: Api, host: Api) -> None:
+    def __init__(self, settings: Settings, karmada: Client, host: Client) -> None:
         self.s = settings
         self.karmada = karmada
         self.host = host
@@ -669,27 +633,19 @@ class Controller:
         return bool(self.last_round) and time.monotonic() - self.last_round <= 3 * self.s.period + 30
 
 
+def respond(controller: Controller, path: str) -> Response:
+    """`/healthz` while the probe loop runs, `/readyz` once the leader decided every known name; else 404."""
+    if path == "/healthz":
+        ok = controller.healthy()
+    elif path == "/readyz":
+        ok = controller.healthy() and controller.ready
+    else:
+        return 404, b"", None
+    return (200, b"ok\n", None) if ok else (503, b"not yet\n", None)
+
+
 def serve_health(controller: Controller, port: int, host: str = "0.0.0.0") -> http.server.ThreadingHTTPServer:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/healthz":
-                ok = controller.healthy()
-            elif self.path == "/readyz":
-                ok = controller.healthy() and controller.ready
-            else:
-                self.send_response(404)
-                self.end_headers()
-                return
-            self.send_response(200 if ok else 503)
-            self.end_headers()
-            self.wfile.write(b"ok\n" if ok else b"not yet\n")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve(lambda path: respond(controller, path), port, host)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -745,9 +701,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     host_server = args.host_server or "https://{}:{}".format(
         os.environ["KUBERNETES_SERVICE_HOST"], os.environ.get("KUBERNETES_SERVICE_PORT", "443"))
-    karmada = Api(args.karmada_server, args.karmada_ca_file, cert_file=args.karmada_cert_file,
-                  key_file=args.karmada_key_file)
-    host = Api(host_server, args.host_ca_file, token_file=args.host_token_file)
+    karmada = Client(args.karmada_server, args.karmada_ca_file, cert_file=args.karmada_cert_file,
+                     key_file=args.karmada_key_file, timeout=5.0)
+    host = Client(host_server, args.host_ca_file, token_file=args.host_token_file, timeout=5.0)
     controller = Controller(settings_from(args), karmada, host)
     serve_health(controller, args.health_port)
     stop = threading.Event()

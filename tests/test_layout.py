@@ -12,7 +12,7 @@ import ast
 import json
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,17 +113,74 @@ def test_every_room_is_on_a_floor() -> None:
         assert f"    {name}" in listed, f"components/__init__.py does not list '{name}'"
 
 
-def agent_imports_outside_stdlib(sources: Mapping[str, str]) -> list[str]:
-    allowed = set(sys.stdlib_module_names) | {"__future__"}
-    return [f"{module}:{line} imports {target} (agents are stdlib only)"
-            for module, source in sources.items() for line, target in imported_modules(source, module)
-            if target.split(".")[0] not in allowed and target.split(".")[0] != "agents"]
+def agent_helpers() -> set[str]:
+    """The helper modules of agents/ (`_incluster`, ...): shipped beside the agents that import them."""
+    return {p.stem for p in (REPO / "agents").glob("_*.py") if p.stem != "__init__"}
+
+
+def agent_imports_outside_stdlib(sources: Mapping[str, str], helpers: Iterable[str] = ()) -> list[str]:
+    """Every import of an agent that a pod cannot satisfy: not the standard library, not a helper of agents/
+    (imported as the top-level module it is in the pod), or through the `agents` package (a pod has none)."""
+    allowed = set(sys.stdlib_module_names) | {"__future__"} | set(helpers)
+    found = []
+    for module, source in sources.items():
+        seen: set[tuple[int, str]] = set()
+        for line, target in imported_modules(source, module):
+            top = target.split(".")[0]
+            if (line, top) in seen:
+                continue  # `from pkg import name` is one import, reported once
+            seen.add((line, top))
+            if top == "agents":
+                found.append(f"{module}:{line} imports {target} (a pod has no agents package: import the helper "
+                             "as a top-level module)")
+            elif top not in allowed:
+                found.append(f"{module}:{line} imports {target} (agents are stdlib only)")
+    return found
 
 
 def test_agents_use_only_the_standard_library() -> None:
-    assert _in_fresh_interpreter('m.agent_imports_outside_stdlib(m._sources("agents"))') == []
+    assert _in_fresh_interpreter('m.agent_imports_outside_stdlib(m._sources("agents"), m.agent_helpers())') == []
     assert agent_imports_outside_stdlib({"agents.x": "import yaml\n"}) == ["agents.x:1 imports yaml (agents are "
                                                                              "stdlib only)"]
+    assert agent_imports_outside_stdlib({"agents.x": "import _incluster\n"}, {"_incluster"}) == []
+    assert agent_imports_outside_stdlib({"agents.x": "import _elsewhere\n"}, {"_incluster"}) == [
+        "agents.x:1 imports _elsewhere (agents are stdlib only)"]
+    (found,) = agent_imports_outside_stdlib({"agents.x": "from agents import _incluster\n"}, {"_incluster"})
+    assert "a pod has no agents package" in found
+
+
+def unshipped_helper_imports(sources: Mapping[str, str], helpers: Iterable[str]) -> list[str]:
+    """Every import of a helper that the agent's ConfigMap would not carry: components/kube/agent_script.py
+    ships the helpers a script imports at the top of the file (`import _x` / `from _x import ...`, one module
+    per statement); an import anywhere else would be missing in the pod."""
+    from components.kube import agent_script
+
+    names = set(helpers)
+    found = []
+    for module, source in sorted(sources.items()):
+        shipped = set(agent_script.program(module.rsplit(".", 1)[-1] + ".py", source))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                targets = [node.module.split(".")[0]]
+            else:
+                continue
+            for target in targets:
+                if target in names and (f"{target}.py" not in shipped or node.col_offset != 0):
+                    found.append(f"{module}:{node.lineno} imports {target} where the ConfigMap does not ship it "
+                                 "(import it alone, at the top of the file)")
+    return found
+
+
+def test_every_helper_an_agent_imports_is_shipped_with_it() -> None:
+    assert _in_fresh_interpreter('m.unshipped_helper_imports(m._sources("agents"), m.agent_helpers())') == []
+    assert _in_fresh_interpreter('m.unshipped_helper_imports({"agents.x": "import _incluster\\n"}, '
+                                 'm.agent_helpers())') == []
+    for source in ("def f():\n    import _incluster\n", "import os, _incluster\n",
+                   "try:\n    import _incluster\nexcept ImportError:\n    pass\n"):
+        found = _in_fresh_interpreter(f'm.unshipped_helper_imports({{"agents.x": {source!r}}}, m.agent_helpers())')
+        assert len(found) == 1 and "does not ship it" in found[0], (source, found)
 
 
 @pytest.mark.parametrize(

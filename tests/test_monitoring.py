@@ -12,7 +12,6 @@ import json
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from agents import hub_exporter as ex
 from components.karmada import flags, manifests
 from components.operations import monitoring_docs as docs
 from hubctl.plan import Plan, run_program
+from tests.support import agent_pod
 from tests.support.httpfake import Handler, LoopbackServer, server_tls
 from tests.support.rendered import find, objects, secret_files
 from tests.support.schemas import SchemaError, validate_any
@@ -306,7 +306,9 @@ def test_the_exporter_runs_with_its_rendered_args_and_certificate(rendered_dev: 
                                                                   fake_karmada: tuple[str, list[str]]) -> None:
     url, seen = fake_karmada
     deploy = find(rendered_dev, "host", "Deployment", docs.EXPORTER)
-    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    pod = deploy["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    command, env = agent_pod.prepare(rendered_dev, "host", pod, tmp_path / "script")
     secret = secret_files(find(rendered_dev, "host", "Secret", docs.EXPORTER_CERT_SECRET))
     for key, pem in secret.items():
         (tmp_path / key).write_text(pem)
@@ -324,8 +326,8 @@ def test_the_exporter_runs_with_its_rendered_args_and_certificate(rendered_dev: 
         elif name == "--period":
             value = "1"
         args.append(f"{name}={value}")
-    proc = subprocess.Popen([sys.executable, str(REPO / "agents" / docs.EXPORTER_SCRIPT), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([*command, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
     try:
         deadline, text = time.monotonic() + 20, ""
         while time.monotonic() < deadline and "karmada_hub_members 2" not in text:

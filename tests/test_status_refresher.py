@@ -11,7 +11,6 @@ from __future__ import annotations
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import pytest
 from agents import status_refresher as sr
 from components.karmada import flags, manifests
 from components.traffic import refresher_docs as docs
+from tests.support import agent_pod
 from tests.support.fake_apiserver import FakeApiServer
 from tests.support.rbac import Rbac
 from tests.support.rendered import find, secret_files
@@ -181,7 +181,7 @@ def fake(rendered_dev: Any, pki: dict[str, dict[str, str]]) -> Iterator[FakeApiS
 def test_reconcile_refreshes_once_per_set_of_stuck_works(fake: FakeApiServer, pki: dict[str, dict[str, str]]
                                                          ) -> None:
     client = pki["client"]
-    api = sr.KarmadaApi(fake.url, client["ca"], client["crt"], client["key"])
+    api = sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"])
     patched = sr.reconcile(api)
     ingress = sr.TemplateRef("networking.k8s.io/v1", "Ingress", "shop", "web")
     assert patched == [(ingress, sr.refresh_token(["dead-1"]))]
@@ -201,15 +201,18 @@ def test_reconcile_refreshes_once_per_set_of_stuck_works(fake: FakeApiServer, pk
 def test_a_missing_template_is_skipped(fake: FakeApiServer, pki: dict[str, dict[str, str]]) -> None:
     fake.remove("networking.k8s.io", "ingresses", "shop", "web")
     client = pki["client"]
-    assert sr.reconcile(sr.KarmadaApi(fake.url, client["ca"], client["crt"], client["key"])) == []
+    assert sr.reconcile(sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"])) == []
 
 
 def test_the_program_runs_with_its_rendered_command_line(fake: FakeApiServer, pki: dict[str, dict[str, str]],
-                                                         rendered_dev: Any) -> None:
-    """The script as the pod runs it: `python3 -u <script> <rendered args>`, with the server and file
+                                                         rendered_dev: Any, tmp_path: Path) -> None:
+    """The script as the pod runs it: the rendered command (`python3 -u <script>`) from the rendered ConfigMap
+    mounted as the kubelet does (so its helper must be in it), the rendered args with the server and file
     paths pointed at the fake and the temporary files; healthz turns 200 after a good pass."""
     deploy = find(rendered_dev, "host", "Deployment", docs.NAME)
-    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    pod = deploy["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    command, env = agent_pod.prepare(rendered_dev, "host", pod, tmp_path / "script")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -217,8 +220,8 @@ def test_the_program_runs_with_its_rendered_command_line(fake: FakeApiServer, pk
                "--key-file": pki["client"]["key"], "--period": "1", "--health-port": str(port)}
     args = [f"{a.split('=', 1)[0]}={replace[a.split('=', 1)[0]]}" for a in container["args"]]
     assert container["command"][:2] == ["python3", "-u"]
-    proc = subprocess.Popen([sys.executable, "-u", str(REPO / "agents" / "status_refresher.py"), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([*command, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 20
         healthy = False
@@ -248,7 +251,7 @@ def test_the_fake_refuses_what_the_rendered_rbac_does_not_grant(rendered_dev: An
     try:
         client = pki["client"]
         with pytest.raises(sr.ApiError) as err:
-            sr.reconcile(sr.KarmadaApi(fake.url, client["ca"], client["crt"], client["key"]))
+            sr.reconcile(sr.Client(fake.url, client["ca"], cert_file=client["crt"], key_file=client["key"]))
         assert err.value.status == 403
         assert fake.denied == [f"{docs.USER} patch networking.k8s.io/ingresses ns=shop web"]
         assert sr.ANNOTATION not in (_ingress(fake)["metadata"].get("annotations") or {})

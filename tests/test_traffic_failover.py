@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ import pytest
 from agents import traffic_failover as tf
 from components.traffic import dnsendpoint_crd, failover_docs
 from components.traffic import docs as traffic_docs
+from tests.support import agent_pod
 from tests.support.fake_apiserver import parse_path
 from tests.support.fleet_sim import NAMESPACE, World
 from tests.support.loopback import wait_for
@@ -317,11 +317,14 @@ def test_leader_failover_and_a_removed_name(world: World) -> None:
 
 
 def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_dev: Any, tmp_path: Path) -> None:
-    """The script as the pod runs it (`python3 -u <script> <rendered args>`), three processes, files and servers
-    pointed at the fakes and `$(VAR)`s expanded as the kubelet would: it publishes, /readyz turns 200, and
-    every call it makes is one the rendered RBAC allows — and every verb the RBAC grants is used."""
+    """The script as the pod runs it (the rendered command, `python3 -u <script>`, from the rendered ConfigMap
+    mounted as the kubelet does, with the rendered args), three processes, files and servers pointed at the
+    fakes and `$(VAR)`s expanded as the kubelet would: it publishes, /readyz turns 200, and every call it makes
+    is one the rendered RBAC allows — and every verb the RBAC grants is used."""
     deploy = find(rendered_dev, "host", "Deployment", failover_docs.NAME)
-    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    pod = deploy["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    command, pod_env = agent_pod.prepare(rendered_dev, "host", pod, tmp_path / "script")
     user = failover_docs.USER.replace(":", "_")
     # the rendered RBAC, not the module constants: the fakes enforce exactly what the plan grants
     karmada_role = find(rendered_dev, "karmada", "ClusterRole", "karmada-hub:traffic-failover")
@@ -351,9 +354,8 @@ def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_
                 value = value.replace(f"$({var})", v)
             args.append(f"{flag}={value}")
         assert container["command"][:2] == ["python3", "-u"]
-        procs.append(subprocess.Popen([sys.executable, "-u", str(REPO / "agents" / "traffic_failover.py"),
-                                       "--host-server", world.host.url, *args],
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        procs.append(subprocess.Popen([*command, "--host-server", world.host.url, *args], cwd=tmp_path,
+                                      env=pod_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     try:
         _published_steady(world)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from components.kube import agent_script
 from components.kube import rollouts as wl
 from hubctl.commands import load_config
 from hubctl.plan import Plan, run_program
@@ -225,3 +226,70 @@ def test_a_secret_written_elsewhere_is_declared_and_only_then_exempt(plans: dict
                for p in checksum_problems(region))
     agent["metadata"]["annotations"][wl.ELSEWHERE_ANNOTATION] = "karmada-kubeconfig,gone"
     assert any("declares ['gone'] written elsewhere, but does not mount them" in p for p in checksum_problems(region))
+
+
+# ------------------------------------------------------------------------------------------ agent programs
+
+
+def program_problems(objs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Every workload running an agent script whose ConfigMap does not carry exactly the program the checkout
+    ships for it (the script and the helpers it imports), or whose script checksum is not that of the whole
+    ConfigMap's program: a helper change must roll the pods like a script change."""
+    configmaps = {(t, o["metadata"].get("namespace"), o["metadata"]["name"]): o for t, o in objs
+                  if o["kind"] == "ConfigMap"}
+    problems = []
+    for target, obj in objs:
+        template = wl.pod_template(obj)
+        if template is None:
+            continue
+        spec = template["spec"]
+        volume = next((v for v in spec.get("volumes") or [] if v["name"] == agent_script.VOLUME), None)
+        if volume is None:
+            continue
+        where = f"{target} {obj['kind']} {obj['metadata']['name']}"
+        configmap = configmaps.get((target, obj["metadata"].get("namespace"), volume["configMap"]["name"]))
+        if configmap is None:
+            problems.append(f"{where}: its script ConfigMap {volume['configMap']['name']} is not applied")
+            continue
+        data = configmap["data"]
+        scripts = {c["command"][-1].rsplit("/", 1)[1] for c in [*spec.get("initContainers", []), *spec["containers"]]
+                   if c.get("command", [""])[-1].startswith(agent_script.MOUNT_DIR + "/")}
+        if len(scripts) != 1:
+            problems.append(f"{where}: runs {sorted(scripts)} from its script mount, expected one script")
+            continue
+        (script,) = scripts
+        if script not in data:
+            problems.append(f"{where}: runs {script}, which its ConfigMap does not carry")
+            continue
+        if data != agent_script.program(script, data[script]):
+            problems.append(f"{where}: its ConfigMap carries {sorted(data)}, the program is "
+                            f"{sorted(agent_script.program(script, data[script]))} (or a file differs)")
+        expected = agent_script.digest(data[script], {k: v for k, v in data.items() if k != script})
+        if (template["metadata"].get("annotations") or {}).get(agent_script.CHECKSUM_ANNOTATION) != expected:
+            problems.append(f"{where}: script checksum is not that of its ConfigMap's files")
+    return problems
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_agent_pod_runs_and_checksums_its_whole_program(plans: dict[str, Plan], stack: str) -> None:
+    assert program_problems(objects(plans[stack])) == []
+
+
+def test_agents_with_helpers_are_rendered_and_a_stale_helper_is_caught(rendered_dev: Plan) -> None:
+    """Not vacuous: the dev stack runs agents whose ConfigMap carries a helper beside the script. A helper edited
+    in the ConfigMap without a new checksum, or left out of it, is reported."""
+    objs = copy.deepcopy(objects(rendered_dev))
+    with_helper = [o for _, o in objs if o["kind"] == "ConfigMap" and "_incluster.py" in (o.get("data") or {})]
+    assert {o["metadata"]["name"] for o in with_helper} >= {"status-refresher", "traffic-failover",
+                                                            "karmada-hub-exporter", "etcd-defrag"}
+    refresher = next(o for o in with_helper if o["metadata"]["name"] == "status-refresher")
+    refresher["data"]["_incluster.py"] += "\n# edited\n"
+    assert program_problems(objs) == [
+        "host Deployment status-refresher: its ConfigMap carries ['_incluster.py', 'status_refresher.py'], the "
+        "program is ['_incluster.py', 'status_refresher.py'] (or a file differs)",
+        "host Deployment status-refresher: script checksum is not that of its ConfigMap's files"]
+    del refresher["data"]["_incluster.py"]
+    assert program_problems(objs) == [
+        "host Deployment status-refresher: its ConfigMap carries ['status_refresher.py'], the program is "
+        "['_incluster.py', 'status_refresher.py'] (or a file differs)",
+        "host Deployment status-refresher: script checksum is not that of its ConfigMap's files"]

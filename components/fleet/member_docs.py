@@ -480,17 +480,10 @@ def _script_pod(name: str, sa: str, argv: list[str], source: str, extra_annotati
             "serviceAccountName": sa,
             "restartPolicy": restart_policy,
             "securityContext": _pod_security(),
-            "containers": [{
-                "name": name.removeprefix("karmada-agent-"),
-                "image": agent_script.IMAGE,
-                "imagePullPolicy": "IfNotPresent",
-                "command": agent_script.command(JOIN_SCRIPT),
-                "args": argv,
-                "env": [*agent_script.ENV, {"name": "HOME", "value": "/tmp"}],
-                "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
-                "securityContext": container_security_context(),
-                "volumeMounts": [agent_script.mount(), {"name": "tmp", "mountPath": "/tmp"}],
-            }],
+            "containers": [agent_script.container(
+                name.removeprefix("karmada-agent-"), JOIN_SCRIPT, argv,
+                {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+                env=[{"name": "HOME", "value": "/tmp"}], mounts=[{"name": "tmp", "mountPath": "/tmp"}])],
             "volumes": [agent_script.volume(JOIN_NAME), {"name": "tmp", "emptyDir": {}}],
         },
     }

@@ -46,6 +46,18 @@ def pki_files(args: Sequence[str]) -> list[str]:
     return sorted(rel)
 
 
+def pki_volume(secret_name: str, files: Sequence[str]) -> dict[str, Any]:
+    """The `pki` volume: `files` (relative to flags.PKI_DIR, as pki_files gives them) from the Secret that holds
+    them under secret_key names, each back at its path; group-readable only (fsGroup)."""
+    return {"name": "pki", "secret": {"secretName": secret_name, "defaultMode": 0o440,
+                                      "items": [{"key": secret_key(f), "path": f} for f in files]}}
+
+
+def pki_mount() -> dict[str, Any]:
+    """The `pki` volume at flags.PKI_DIR, where the flags name the files."""
+    return {"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True}
+
+
 @dataclass(frozen=True)
 class Probe:
     port: int
@@ -103,10 +115,8 @@ def pod_spec(w: Workload) -> dict[str, Any]:
     volumes: list[dict[str, Any]] = [{"name": "tmp", "emptyDir": {}}]
     mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}]
     if files:
-        volumes.append({"name": "pki", "secret": {
-            "secretName": w.name + PKI_SECRET_SUFFIX, "defaultMode": 0o440,
-            "items": [{"key": secret_key(f), "path": f} for f in files]}})
-        mounts.append({"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True})
+        volumes.append(pki_volume(w.name + PKI_SECRET_SUFFIX, files))
+        mounts.append(pki_mount())
     if w.kubeconfig:
         volumes.append({"name": "kubeconfig", "secret": {"secretName": w.name + CONFIG_SECRET_SUFFIX,
                                                          "defaultMode": 0o440}})
@@ -229,13 +239,12 @@ def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_cla
         readiness=Probe(flags.ETCD_METRICS_PORT, "/readyz", initial_delay=10, period=5, failure_threshold=30),
         requests={"cpu": "200m", "memory": "512Mi"}, kubeconfig=False,
         extra_volumes=[
-            {"name": "pki", "secret": {"secretName": flags.ETCD_SERVICE + PKI_SECRET_SUFFIX, "defaultMode": 0o440,
-                                       "items": [{"key": secret_key(f), "path": f} for f in files]}},
+            pki_volume(flags.ETCD_SERVICE + PKI_SECRET_SUFFIX, files),
             {"name": ETCD_CONFIG_VOLUME, "emptyDir": {"sizeLimit": "1Mi"}},
             agent_script.volume(ETCD_PREPARE_CONFIGMAP),
         ],
         extra_mounts=[
-            {"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True},
+            pki_mount(),
             {"name": "data", "mountPath": flags.ETCD_DATA_DIR},
             {"name": ETCD_CONFIG_VOLUME, "mountPath": config_dir, "readOnly": True},
         ],
@@ -252,7 +261,7 @@ def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_cla
         "securityContext": container_security_context(True),
         "volumeMounts": [
             {"name": "tmp", "mountPath": "/tmp"},
-            {"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True},
+            pki_mount(),
             {"name": "data", "mountPath": flags.ETCD_DATA_DIR},
             {"name": ETCD_CONFIG_VOLUME, "mountPath": config_dir},
             agent_script.mount(),

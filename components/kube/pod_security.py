@@ -1,4 +1,5 @@
-"""The one restricted container securityContext every pod this program renders runs with.
+"""The one restricted container securityContext every pod this program renders runs with, and the pod-level
+one of the pods that run our own programs (agent_script.pod_template).
 
 Pod Security "restricted" plus a fixed non-root UID: upstream Karmada images (alpine) and the
 registry.k8s.io images would otherwise run as root; none of them needs it.
@@ -21,3 +22,10 @@ def container_security_context(read_only_root: bool = True) -> dict[str, Any]:
         "capabilities": {"drop": ["ALL"]},
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+
+
+def pod_security_context() -> dict[str, Any]:
+    """Non-root with the fixed UID, volumes group-owned by it (fsGroup: the 0440 Secret files stay readable),
+    the runtime's default seccomp profile."""
+    return {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
+            "seccompProfile": {"type": "RuntimeDefault"}}

@@ -20,7 +20,7 @@ from components.config import EtcdBackupConfig
 from components.karmada import flags, manifests
 from components.kube import agent_script
 from components.kube.flows import Dial, Workload
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
+from components.kube.pod_security import container_security_context
 
 NAME = "etcd-backup"
 NAMESPACE = flags.NAMESPACE
@@ -94,9 +94,6 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str,
     """host: the schedule. `Forbid`: a slow upload never overlaps the next snapshot; a failed run is retried
     twice, then shows as a failed Job (the last three of each are kept for `kubectl describe`) and, with
     monitoring on, as the KarmadaHubEtcdBackupFailed alert (components/operations/alerts.py)."""
-    files = pki_files()
-    pki_volume = {"name": "pki", "secret": {"secretName": PKI_SECRET, "defaultMode": 0o440,
-                                            "items": [{"key": manifests.secret_key(f), "path": f} for f in files]}}
     backup_mount = {"name": "backup", "mountPath": flags.ETCD_BACKUP_DIR}
     snapshot = {
         "name": "snapshot",
@@ -107,58 +104,24 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str,
         "env": [{"name": "ETCDCTL_API", "value": "3"}],
         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
         "securityContext": container_security_context(),
-        "volumeMounts": [{"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True}, backup_mount],
+        "volumeMounts": [manifests.pki_mount(), backup_mount],
     }
-    upload = {
-        "name": "upload",
-        "image": agent_script.IMAGE,
-        "imagePullPolicy": "IfNotPresent",
-        "command": agent_script.command(SCRIPT_KEY),
-        "args": uploader_args(backup, stack),
-        "env": list(agent_script.ENV),
-        "envFrom": [{"secretRef": {"name": CREDENTIALS_SECRET}}],
-        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": UPLOAD_MEMORY_LIMIT}},
-        "securityContext": container_security_context(),
-        "volumeMounts": [agent_script.mount(), {**backup_mount, "readOnly": True},
-                         {"name": "backup-key", "mountPath": KEY_DIR, "readOnly": True}],
-    }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": _meta(NAME),
-        "spec": {
-            "schedule": backup.schedule,
-            "timeZone": "Etc/UTC",
-            "concurrencyPolicy": "Forbid",
-            "startingDeadlineSeconds": 3600,
-            "successfulJobsHistoryLimit": 3,
-            "failedJobsHistoryLimit": 3,
-            "jobTemplate": {"spec": {
-                "backoffLimit": 2,
-                "activeDeadlineSeconds": 1800,
-                "template": {
-                    "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID,
-                                            "fsGroup": NON_ROOT_UID, "seccompProfile": {"type": "RuntimeDefault"}},
-                        "initContainers": [snapshot],
-                        "containers": [upload],
-                        "volumes": [
-                            pki_volume,
-                            agent_script.volume(NAME),
-                            {"name": "backup", "emptyDir": {"sizeLimit": snapshot_volume_limit(quota_bytes)}},
-                            {"name": "backup-key", "secret": {
-                                "secretName": ENCRYPTION_SECRET, "defaultMode": 0o440,
-                                "items": [{"key": ENCRYPTION_KEY, "path": ENCRYPTION_KEY}]}},
-                        ],
-                    },
-                },
-            }},
-        },
-    }
+    upload = agent_script.container(
+        "upload", SCRIPT_KEY, uploader_args(backup, stack),
+        {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": UPLOAD_MEMORY_LIMIT}},
+        env_from=[{"secretRef": {"name": CREDENTIALS_SECRET}}],
+        mounts=[{**backup_mount, "readOnly": True}, {"name": "backup-key", "mountPath": KEY_DIR, "readOnly": True}])
+    volumes = [
+        manifests.pki_volume(PKI_SECRET, pki_files()),
+        agent_script.volume(NAME),
+        {"name": "backup", "emptyDir": {"sizeLimit": snapshot_volume_limit(quota_bytes)}},
+        {"name": "backup-key", "secret": {"secretName": ENCRYPTION_SECRET, "defaultMode": 0o440,
+                                          "items": [{"key": ENCRYPTION_KEY, "path": ENCRYPTION_KEY}]}},
+    ]
+    template = agent_script.pod_template(_LABELS, source, [upload], volumes, restart_policy="Never",
+                                         service_links=False, init_containers=[snapshot])
+    return agent_script.cron_job(_meta(NAME), backup.schedule, template, successful_jobs=3, backoff_limit=2,
+                                 active_deadline_seconds=1800)
 
 
 def flows() -> Workload:

@@ -15,7 +15,6 @@ from typing import Any
 from components.karmada import flags, manifests
 from components.kube import agent_script
 from components.kube.flows import Dial, Workload
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
 
 NAME = "etcd-defrag"
 NAMESPACE = flags.NAMESPACE
@@ -71,51 +70,14 @@ def script_configmap(source: str) -> dict[str, Any]:
 def cron_job(schedule: str, replicas: int, source: str) -> dict[str, Any]:
     """host: `Forbid` (never two at once), no retries (a refusal is a finding, not a flake; the next week runs
     again); a failed run stays visible as a failed Job and as the KarmadaHubEtcdMaintenanceFailed alert."""
-    files = pki_files(replicas)
-    container = {
-        "name": "defrag",
-        "image": agent_script.IMAGE,
-        "imagePullPolicy": "IfNotPresent",
-        "command": agent_script.command(SCRIPT_KEY),
-        "args": args(replicas),
-        "env": list(agent_script.ENV),
-        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-        "securityContext": container_security_context(),
-        "volumeMounts": [agent_script.mount(), {"name": "pki", "mountPath": flags.PKI_DIR, "readOnly": True}],
-    }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "CronJob",
-        "metadata": _meta(NAME),
-        "spec": {
-            "schedule": schedule,
-            "timeZone": "Etc/UTC",
-            "concurrencyPolicy": "Forbid",
-            "startingDeadlineSeconds": 3600,
-            "successfulJobsHistoryLimit": 1,
-            "failedJobsHistoryLimit": 3,
-            "jobTemplate": {"spec": {
-                "backoffLimit": 0,
-                "activeDeadlineSeconds": TIMEOUT_SECONDS * (replicas + 1),
-                "template": {
-                    "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID,
-                                            "fsGroup": NON_ROOT_UID, "seccompProfile": {"type": "RuntimeDefault"}},
-                        "containers": [container],
-                        "volumes": [
-                            agent_script.volume(NAME),
-                            {"name": "pki", "secret": {"secretName": PKI_SECRET, "defaultMode": 0o440, "items": [
-                                {"key": manifests.secret_key(f), "path": f} for f in files]}},
-                        ],
-                    },
-                },
-            }},
-        },
-    }
+    container = agent_script.container(
+        "defrag", SCRIPT_KEY, args(replicas),
+        {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}}, mounts=[manifests.pki_mount()])
+    volumes = [agent_script.volume(NAME), manifests.pki_volume(PKI_SECRET, pki_files(replicas))]
+    template = agent_script.pod_template(_LABELS, source, [container], volumes, restart_policy="Never",
+                                         service_links=False)
+    return agent_script.cron_job(_meta(NAME), schedule, template, successful_jobs=1, backoff_limit=0,
+                                 active_deadline_seconds=TIMEOUT_SECONDS * (replicas + 1))
 
 
 def flows() -> Workload:

@@ -39,7 +39,6 @@ from typing import Any, Literal
 from components.karmada import flags, manifests
 from components.kube import agent_script
 from components.kube import flows as flow_model
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
 from components.operations.alerts import JOBS
 
 NAMESPACE = flags.NAMESPACE
@@ -181,11 +180,8 @@ def karmada_rbac() -> list[dict[str, Any]]:
 
 
 def exporter_cert_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
-    files = {"ca.crt": ca_pem, "tls.crt": cert_pem, "tls.key": key_pem}
-    if not all(files.values()):
-        raise ValueError("exporter secret: empty certificate or key")
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": _meta(EXPORTER_CERT_SECRET, {}),
-            "data": {k: base64.b64encode(v.encode()).decode() for k, v in files.items()}}
+    return agent_script.client_cert_secret(_meta(EXPORTER_CERT_SECRET, {}), ca_pem, cert_pem, key_pem,
+                                           "exporter secret")
 
 
 def exporter_args(period_seconds: int = 30) -> list[str]:
@@ -205,48 +201,20 @@ def exporter_configmap(source: str) -> dict[str, Any]:
 
 def exporter_deployment(source: str, period_seconds: int = 30) -> dict[str, Any]:
     """host: two replicas on different servers (the alerts take the max over them), one at a time."""
-    labels = manifests.labels(EXPORTER)
     probe = {"httpGet": {"path": "/healthz", "port": "metrics"}, "periodSeconds": 10, "timeoutSeconds": 3}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": EXPORTER, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "replicas": EXPORTER_REPLICAS,
-            "revisionHistoryLimit": 3,
-            "selector": {"matchLabels": manifests.selector(EXPORTER)},
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
-            "template": {
-                "metadata": {"labels": labels, "annotations": agent_script.pod_annotations(source)},
-                "spec": {
-                    "automountServiceAccountToken": False,
-                    "enableServiceLinks": False,
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
-                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"labelSelector": {"matchLabels": manifests.selector(EXPORTER)},
-                         "topologyKey": "kubernetes.io/hostname"}]}},
-                    "containers": [{
-                        "name": EXPORTER,
-                        "image": agent_script.IMAGE,
-                        "imagePullPolicy": "IfNotPresent",
-                        "command": agent_script.command(EXPORTER_SCRIPT),
-                        "args": exporter_args(period_seconds),
-                        "env": list(agent_script.ENV),
-                        "ports": [{"name": "metrics", "containerPort": EXPORTER_PORT, "protocol": "TCP"}],
-                        "livenessProbe": {**probe, "initialDelaySeconds": 10, "failureThreshold": 6},
-                        "readinessProbe": {**probe, "failureThreshold": 1},
-                        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-                        "securityContext": container_security_context(),
-                        "volumeMounts": [agent_script.mount(),
-                                         {"name": "pki", "mountPath": EXPORTER_CERT_DIR, "readOnly": True}],
-                    }],
-                    "volumes": [agent_script.volume(EXPORTER),
-                                {"name": "pki", "secret": {"secretName": EXPORTER_CERT_SECRET, "defaultMode": 0o440}}],
-                },
-            },
-        },
-    }
+    container = agent_script.container(
+        EXPORTER, EXPORTER_SCRIPT, exporter_args(period_seconds),
+        {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
+        ports=[{"name": "metrics", "containerPort": EXPORTER_PORT, "protocol": "TCP"}],
+        liveness={**probe, "initialDelaySeconds": 10, "failureThreshold": 6},
+        readiness={**probe, "failureThreshold": 1},
+        mounts=[{"name": "pki", "mountPath": EXPORTER_CERT_DIR, "readOnly": True}])
+    volumes = [agent_script.volume(EXPORTER),
+               {"name": "pki", "secret": {"secretName": EXPORTER_CERT_SECRET, "defaultMode": 0o440}}]
+    labels = manifests.labels(EXPORTER)
+    return agent_script.deployment(
+        {"name": EXPORTER, "namespace": NAMESPACE, "labels": labels}, manifests.selector(EXPORTER),
+        EXPORTER_REPLICAS, agent_script.pod_template(labels, source, [container], volumes, service_links=False))
 
 
 # --------------------------------------------------------------------------------------------- flows

@@ -15,7 +15,6 @@ Plain dicts, no Pulumi; the certificate arrives as an argument.
 
 from __future__ import annotations
 
-import base64
 import ipaddress
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +23,6 @@ from components.config import DnsConfig
 from components.karmada import flags
 from components.kube import agent_script
 from components.kube.flows import Dial, Listener, Workload
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
 from components.traffic.docs import EXTERNAL_DNS_NAMESPACE, FAILOVER_MANAGED_BY, REGION_RECORD_LABEL
 
 NAME = "traffic-failover"
@@ -122,12 +120,8 @@ def script_configmap(source: str) -> dict[str, Any]:
 
 def cert_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
     """host: the Karmada CA and the controller's karmada-apiserver client certificate and key."""
-    files = {"ca.crt": ca_pem, "tls.crt": cert_pem, "tls.key": key_pem}
-    empty = [k for k, v in files.items() if not v]
-    if empty:
-        raise ValueError(f"traffic failover secret: empty {', '.join(empty)}")
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(CERT_SECRET, NAMESPACE), "type": "Opaque",
-            "data": {k: base64.b64encode(v.encode()).decode() for k, v in files.items()}}
+    return agent_script.client_cert_secret(_meta(CERT_SECRET, NAMESPACE), ca_pem, cert_pem, key_pem,
+                                           "traffic failover secret")
 
 
 def region_configmap(region: str, lb_ipv4: str, members: Sequence[str]) -> dict[str, Any]:
@@ -188,58 +182,27 @@ def deployment(dns: DnsConfig, hub_servers: int, source: str) -> dict[str, Any]:
     A lost server leaves its replica Pending: that vantage point abstains, and the other two still make the
     majority of three. The host token is a projected ServiceAccount token (the Role above), the karmada client
     certificate a Secret; `source` feeds the checksum annotation so a new script rolls the pods."""
-    selector = {"app.kubernetes.io/name": NAME}
     probe = {"periodSeconds": 10, "timeoutSeconds": 3}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _meta(NAME, NAMESPACE),
-        "spec": {
-            "replicas": hub_servers,
-            "revisionHistoryLimit": 3,
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
-            "selector": {"matchLabels": selector},
-            "template": {
-                "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "automountServiceAccountToken": False,
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
-                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}]}},
-                    "containers": [{
-                        "name": NAME,
-                        "image": agent_script.IMAGE,
-                        "imagePullPolicy": "IfNotPresent",
-                        "command": agent_script.command(SCRIPT_KEY),
-                        "args": args(dns, hub_servers),
-                        "env": [*agent_script.ENV, *ENV],
-                        "ports": [{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
-                        "livenessProbe": {**probe, "httpGet": {"path": "/healthz", "port": "health"},
-                                          "initialDelaySeconds": 20, "failureThreshold": 3},
-                        "readinessProbe": {**probe, "httpGet": {"path": "/readyz", "port": "health"},
-                                           "failureThreshold": 1},
-                        "resources": {"requests": {"cpu": "20m", "memory": "48Mi"}, "limits": {"memory": "192Mi"}},
-                        "securityContext": container_security_context(),
-                        "volumeMounts": [
-                            agent_script.mount(),
-                            {"name": "pki", "mountPath": CERT_DIR, "readOnly": True},
-                            {"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True},
-                        ],
-                    }],
-                    "volumes": [
-                        agent_script.volume(CONFIGMAP),
-                        {"name": "pki", "secret": {"secretName": CERT_SECRET, "defaultMode": 0o440}},
-                        {"name": TOKEN_VOLUME, "projected": {"defaultMode": 0o440, "sources": [
-                            {"serviceAccountToken": {"path": "token", "expirationSeconds": TOKEN_EXPIRY_SECONDS}},
-                            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-                        ]}},
-                    ],
-                },
-            },
-        },
-    }
+    container = agent_script.container(
+        NAME, SCRIPT_KEY, args(dns, hub_servers),
+        {"requests": {"cpu": "20m", "memory": "48Mi"}, "limits": {"memory": "192Mi"}}, env=ENV,
+        ports=[{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
+        liveness={**probe, "httpGet": {"path": "/healthz", "port": "health"}, "initialDelaySeconds": 20,
+                  "failureThreshold": 3},
+        readiness={**probe, "httpGet": {"path": "/readyz", "port": "health"}, "failureThreshold": 1},
+        mounts=[{"name": "pki", "mountPath": CERT_DIR, "readOnly": True},
+                {"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True}])
+    volumes = [
+        agent_script.volume(CONFIGMAP),
+        {"name": "pki", "secret": {"secretName": CERT_SECRET, "defaultMode": 0o440}},
+        {"name": TOKEN_VOLUME, "projected": {"defaultMode": 0o440, "sources": [
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": TOKEN_EXPIRY_SECONDS}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        ]}},
+    ]
+    return agent_script.deployment(
+        _meta(NAME, NAMESPACE), {"app.kubernetes.io/name": NAME}, hub_servers,
+        agent_script.pod_template(_LABELS, source, [container], volumes, service_account=NAME))
 
 
 def pod_disruption_budget() -> dict[str, Any]:

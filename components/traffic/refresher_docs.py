@@ -14,13 +14,11 @@ Plain dicts, no Pulumi; the certificate arrives as an argument.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from components.karmada import flags
 from components.kube import agent_script
 from components.kube.flows import Dial, Listener, Workload
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
 from components.traffic.docs import EXTERNAL_DNS_NAMESPACE
 
 NAME = "status-refresher"
@@ -80,12 +78,8 @@ def script_configmap(source: str) -> dict[str, Any]:
 
 def cert_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
     """host: the Karmada CA and the refresher's client certificate and key."""
-    files = {"ca.crt": ca_pem, "tls.crt": cert_pem, "tls.key": key_pem}
-    empty = [k for k, v in files.items() if not v]
-    if empty:
-        raise ValueError(f"status refresher secret: empty {', '.join(empty)}")
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(CERT_SECRET, NAMESPACE), "type": "Opaque",
-            "data": {k: base64.b64encode(v.encode()).decode() for k, v in files.items()}}
+    return agent_script.client_cert_secret(_meta(CERT_SECRET, NAMESPACE), ca_pem, cert_pem, key_pem,
+                                           "status refresher secret")
 
 
 def args(period_seconds: int, server: str | None = None) -> list[str]:
@@ -105,51 +99,18 @@ def args(period_seconds: int, server: str | None = None) -> list[str]:
 def deployment(period_seconds: int, source: str) -> dict[str, Any]:
     """host: two replicas on different servers. `source` only feeds the template's checksum annotation, so
     a new script version rolls the pods (a ConfigMap change alone would not)."""
-    selector = {"app.kubernetes.io/name": NAME}
     probe = {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 10, "timeoutSeconds": 3}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _meta(NAME, NAMESPACE),
-        "spec": {
-            "replicas": REPLICAS,
-            "revisionHistoryLimit": 3,
-            "selector": {"matchLabels": selector},
-            # One at a time and no surge: with required anti-affinity a surge pod needs a free server.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
-            "template": {
-                "metadata": {"labels": dict(_LABELS), "annotations": agent_script.pod_annotations(source)},
-                "spec": {
-                    "automountServiceAccountToken": False,
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": NON_ROOT_UID, "fsGroup": NON_ROOT_UID,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
-                    "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}]}},
-                    "containers": [{
-                        "name": NAME,
-                        "image": agent_script.IMAGE,
-                        "imagePullPolicy": "IfNotPresent",
-                        "command": agent_script.command(SCRIPT_KEY),
-                        "args": args(period_seconds),
-                        "env": list(agent_script.ENV),
-                        "ports": [{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
-                        "livenessProbe": {**probe, "initialDelaySeconds": 10, "failureThreshold": 3},
-                        "readinessProbe": {**probe, "failureThreshold": 1},
-                        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
-                        "securityContext": container_security_context(),
-                        "volumeMounts": [
-                            agent_script.mount(),
-                            {"name": "pki", "mountPath": CERT_DIR, "readOnly": True},
-                        ],
-                    }],
-                    "volumes": [
-                        agent_script.volume(CONFIGMAP),
-                        {"name": "pki", "secret": {"secretName": CERT_SECRET, "defaultMode": 0o440}},
-                    ],
-                },
-            },
-        },
-    }
+    container = agent_script.container(
+        NAME, SCRIPT_KEY, args(period_seconds),
+        {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "128Mi"}},
+        ports=[{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
+        liveness={**probe, "initialDelaySeconds": 10, "failureThreshold": 3},
+        readiness={**probe, "failureThreshold": 1},
+        mounts=[{"name": "pki", "mountPath": CERT_DIR, "readOnly": True}])
+    volumes = [agent_script.volume(CONFIGMAP),
+               {"name": "pki", "secret": {"secretName": CERT_SECRET, "defaultMode": 0o440}}]
+    return agent_script.deployment(_meta(NAME, NAMESPACE), {"app.kubernetes.io/name": NAME}, REPLICAS,
+                                   agent_script.pod_template(_LABELS, source, [container], volumes))
 
 
 def pod_disruption_budget() -> dict[str, Any]:

@@ -43,6 +43,7 @@ from components.operations import etcd_maintenance_docs as maintenance_docs
 from tests.integration.etcd_harness import ETCD, EtcdCluster, HarnessError, require_etcdctl, require_harness
 from tests.integration.etcd_pod import RenderedPod, rendered_etcd_pod
 from tests.integration.test_etcd_cluster import REPLICAS
+from tests.support import agent_pod
 from tests.support.fake_s3 import FakeS3
 from tests.support.rendered import find, secret_files
 from tests.support.tools import REPO
@@ -214,8 +215,9 @@ def _compact_all(cluster: EtcdCluster) -> None:
 
 
 def test_defrag_job_frees_space_one_member_at_a_time(source: EtcdCluster, rendered_dev: Any, tmp_path: Path) -> None:
-    """The rendered `etcd-defrag` CronJob container, run in a member's network namespace. Substituted: its PKI
-    paths, and `--min-db-mib=100` -> 4 (reaching 100 MiB would mean writing 100 MiB into the test cluster)."""
+    """The rendered `etcd-defrag` CronJob container (its command from the rendered ConfigMap, mounted as the kubelet
+    would), run in a member's network namespace. Substituted: its PKI paths, and `--min-db-mib=100` -> 4
+    (reaching 100 MiB would mean writing 100 MiB into the test cluster)."""
     source.wait_ready(range(REPLICAS), 60)
     for i in range(48):
         source.put(i % REPLICAS, f"/defrag-test/{i}", "x" * (512 * 1024), timeout_s=20)
@@ -237,9 +239,9 @@ def test_defrag_job_frees_space_one_member_at_a_time(source: EtcdCluster, render
     assert container["args"][-3:-1] == [f"--min-db-mib={maintenance_docs.MIN_DB_MIB}", "--min-free-ratio=0.5"]
     paths = _pki_to_files(rendered_dev, pod, tmp_path)
     args = [a.replace("--min-db-mib=100", "--min-db-mib=4") for a in _substitute(container["args"], paths)]
-    script = str(REPO / "agents" / maintenance_docs.SCRIPT_KEY)
+    command, _ = agent_pod.prepare(rendered_dev, "host", pod, tmp_path / "script")  # the ConfigMap, as mounted
     leader = int(source.status(0)["leader"])
-    done = source.run_in(1, sys.executable, script, *args, timeout_s=300)
+    done = source.run_in(1, *command, *args, timeout_s=300)
     assert done.returncode == 0, done.stderr
     print(done.stdout)
     order = re.findall(r"defragmented https://(etcd-\d)\.", done.stdout)
@@ -253,7 +255,7 @@ def test_defrag_job_frees_space_one_member_at_a_time(source: EtcdCluster, render
     # not every member answers: it defragments nothing and says why
     source.stop(2)
     try:
-        refused = source.run_in(0, sys.executable, script, *args, timeout_s=120)
+        refused = source.run_in(0, *command, *args, timeout_s=120)
         assert refused.returncode == 1 and "not every member answers" in refused.stderr, refused.stderr
         assert "defragmented" not in refused.stdout
     finally:

@@ -161,13 +161,13 @@ class World:
         values.update(overrides)
         return tf.Settings(**values)
 
-    def karmada_client(self) -> tf.Api:
+    def karmada_client(self) -> tf.Client:
         user = failover_docs.USER.replace(":", "_")
-        return tf.Api(self.karmada.url, str(self.tls["ca"]), cert_file=str(self.tls[f"{user}.crt"]),
-                      key_file=str(self.tls[f"{user}.key"]), timeout=2)
+        return tf.Client(self.karmada.url, str(self.tls["ca"]), cert_file=str(self.tls[f"{user}.crt"]),
+                         key_file=str(self.tls[f"{user}.key"]), timeout=2)
 
-    def host_client(self) -> tf.Api:
-        return tf.Api(self.host.url, str(self.tls["ca"]), token_file=str(self.token_file), timeout=2)
+    def host_client(self) -> tf.Client:
+        return tf.Client(self.host.url, str(self.tls["ca"]), token_file=str(self.token_file), timeout=2)
 
     def start_controllers(self, vantages: Iterable[str] = ("hub-1", "hub-2", "hub-3"),
                           overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
