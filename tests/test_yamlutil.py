@@ -69,6 +69,32 @@ def test_whatever_fits_is_identical_across_the_width_boundary(depth: int) -> Non
     assert checked > 0
 
 
+@needs_libyaml
+@pytest.mark.parametrize("depth", [0, 3, 9])
+def test_literal_blocks_with_long_lines_are_identical_when_they_fit(depth: int) -> None:
+    """Multi-line strings (agent scripts, kubeconfigs) are literal blocks, which neither emitter folds; `_fits`
+    measures their longest line. Lines of every shape near the width, with leading spaces, trailing breaks, and
+    the characters that make an emitter refuse a block (tab, CR, non-ASCII, trailing space): whenever `_fits`
+    lets one through, both emitters agree, and long scripts do take libyaml's path."""
+    shapes = ["code = call(x)  # ", "  indented ", 'quote" and \\ ', "tab\there ", "cr\rhere ", "ümlaut ",
+              "trailing space ", "- item: [x] "]
+    endings = ["", "\n", "\n\n"]
+    checked = admitted_long = 0
+    for shape, length, ending, lead in itertools.product(shapes, range(900, 1040, 23), endings, ["", "  "]):
+        line = (shape * (length // len(shape) + 1))[:length]
+        value = lead + "\n".join(["short line", line, "x = 1"]) + ending
+        for doc in (_nested({"script.py": value}, depth), _nested([value, {"k": value}], depth)):
+            if yamlutil._fits(doc):
+                checked += 1
+                assert _c_dump(doc) == yamlutil.dump_python(doc), (shape, length, repr(ending), lead, depth)
+            assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
+        long_script = "\n".join(f"line {i}: " + "y" * 100 for i in range(200)) + ending
+        if yamlutil._fits(_nested({"script.py": long_script}, depth)):
+            admitted_long += 1
+    assert checked > 0
+    assert admitted_long > 0, "a long script with short lines should take libyaml's path"
+
+
 def test_load_reads_what_safe_load_reads() -> None:
     from components import versions
     from components.karmada import crds

@@ -50,8 +50,18 @@ _ESCAPE_GROWTH = 10
 """A bound on the characters one source character becomes in a double-quoted scalar (`\\UXXXXXXXX`)."""
 
 
+def _block_safe(value: str) -> bool:
+    """`value` goes out as a literal block in both emitters: `_str` asks for one, and nothing in it makes either
+    emitter refuse a block (only line breaks and printable ASCII: a tab, a CR or a non-ASCII character would be
+    a special character to PyYAML's `analyze_scalar` without allow_unicode). A literal block is never folded."""
+    return value.isascii() and value.replace("\n", "").isprintable() and _str_style(value) == "|"
+
+
 def _scalar_width(value: str) -> int:
-    """An upper bound on the columns `value` takes on one line in any style (plain, single- or double-quoted)."""
+    """An upper bound on the columns `value` takes on one line: a literal block's longest line, indented one level
+    below its key; otherwise its whole length in any style (plain, single- or double-quoted)."""
+    if "\n" in value and _block_safe(value):
+        return _INDENT_PER_LEVEL + max(len(line) for line in value.split("\n"))
     if not value.isascii():
         return _ESCAPE_GROWTH * len(value) + 2
     escaped = value.count('"') + value.count("\\") + value.count("'")  # \" and \\ (or '' when single-quoted)
@@ -78,6 +88,8 @@ def _fits(obj: Any, width: int = WIDTH) -> bool:
         column = _INDENT_PER_LEVEL * depth
         if isinstance(value, dict):
             for key, item in value.items():
+                if isinstance(key, str) and "\n" in key:  # a multi-line key is a `? ` complex key
+                    return False
                 key_width = _scalar_width(key) if isinstance(key, str) else _value_width(key)
                 if key_width > 128 or column + key_width + 2 > width:  # long keys become `? ` complex keys
                     return False
