@@ -84,8 +84,25 @@ class Term:
     """Config keys that shrink this term when raised."""
 
 
+class _Clock:
+    """A clock's ordered terms: their sum and each by name (Budget and TrafficBudget)."""
+
+    terms: tuple[Term, ...]
+
+    @property
+    def total(self) -> float:
+        """Every term (for the traffic clock: until every client cache has expired, the traffic RTO)."""
+        return sum(t.seconds for t in self.terms)
+
+    def term(self, name: str) -> Term:
+        for t in self.terms:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
 @dataclass(frozen=True)
-class Budget:
+class Budget(_Clock):
     """The capacity clock: ordered terms of the worst case, and the member sync mode that produced it."""
 
     terms: tuple[Term, ...]
@@ -94,16 +111,6 @@ class Budget:
     members: tuple[str, ...] = ()
     """Members with that sync mode, when known (empty when computed from plain numbers)."""
     note: str = ""
-
-    @property
-    def total(self) -> float:
-        return sum(t.seconds for t in self.terms)
-
-    def term(self, name: str) -> Term:
-        for t in self.terms:
-            if t.name == name:
-                return t
-        raise KeyError(name)
 
 
 class HealthCheck(Protocol):
@@ -287,7 +294,7 @@ TTL_TERM = "DNS TTL"
 
 
 @dataclass(frozen=True)
-class TrafficBudget:
+class TrafficBudget(_Clock):
     """The traffic clock: every term up to the authoritative answer, then the TTL (the last term)."""
 
     terms: tuple[Term, ...]
@@ -300,17 +307,6 @@ class TrafficBudget:
     def authoritative(self) -> float:
         """Until the zone's authoritative servers answer without the dead region."""
         return sum(t.seconds for t in self.terms if t.name != TTL_TERM)
-
-    @property
-    def total(self) -> float:
-        """Until every client cache has expired (the traffic RTO)."""
-        return sum(t.seconds for t in self.terms)
-
-    def term(self, name: str) -> Term:
-        for t in self.terms:
-            if t.name == name:
-                return t
-        raise KeyError(name)
 
 
 def traffic_budget(
