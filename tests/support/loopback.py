@@ -21,7 +21,7 @@ import socket
 import socketserver
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -124,16 +124,11 @@ class RegionEndpoint:
 # ------------------------------------------------------------------------------------------- DNS
 
 
-class AuthoritativeDns:
-    """A zone on loopback, UDP, answering A queries authoritatively (AA set); `set()` updates it on cue."""
+class _UdpDns:
+    """A DNS server on loopback UDP: each query that parses gets `reply(query)`, one thread per request;
+    `address` and `port` are where it listens, `close()` stops it."""
 
-    def __init__(self, zone: str, address: str = "127.0.0.1") -> None:
-        self.zone = zone.rstrip(".") + "."
-        self.records: dict[str, tuple[list[str], int]] = {}
-        self.lock = threading.Lock()
-        self.changes: list[tuple[float, str, tuple[str, ...]]] = []
-        dns_server = self
-
+    def _serve(self, address: str, reply: Callable[[dns.message.Message], dns.message.Message]) -> None:
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
                 data, sock = self.request
@@ -141,12 +136,27 @@ class AuthoritativeDns:
                     query = dns.message.from_wire(data)
                 except Exception:
                     return
-                sock.sendto(dns_server.answer(query).to_wire(), self.client_address)
+                sock.sendto(reply(query).to_wire(), self.client_address)
 
         self.server = socketserver.ThreadingUDPServer((address, 0), Handler)
         self.server.daemon_threads = True
         self.address, self.port = self.server.server_address[:2]
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class AuthoritativeDns(_UdpDns):
+    """A zone on loopback, UDP, answering A queries authoritatively (AA set); `set()` updates it on cue."""
+
+    def __init__(self, zone: str, address: str = "127.0.0.1") -> None:
+        self.zone = zone.rstrip(".") + "."
+        self.records: dict[str, tuple[list[str], int]] = {}
+        self.lock = threading.Lock()
+        self.changes: list[tuple[float, str, tuple[str, ...]]] = []
+        self._serve(address, self.answer)
 
     def set(self, name: str, ips: Iterable[str], ttl: int) -> None:
         fqdn = name.rstrip(".") + "."
@@ -177,12 +187,8 @@ class AuthoritativeDns:
             response.answer.append(dns.rrset.from_text_list(name, ttl, "IN", "A", ips))
         return response
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
-
-class CachingResolver:
+class CachingResolver(_UdpDns):
     """A recursive resolver on loopback: forwards a miss to the authoritative server and keeps the answer for
     its TTL x `ttl_scale` seconds (the TTL it hands out counts down the same way)."""
 
@@ -191,21 +197,7 @@ class CachingResolver:
         self.scale = ttl_scale
         self.cache: dict[tuple[str, int], tuple[float, dns.message.Message]] = {}
         self.lock = threading.Lock()
-        resolver = self
-
-        class Handler(socketserver.BaseRequestHandler):
-            def handle(self) -> None:
-                data, sock = self.request
-                try:
-                    query = dns.message.from_wire(data)
-                except Exception:
-                    return
-                sock.sendto(resolver.resolve(query).to_wire(), self.client_address)
-
-        self.server = socketserver.ThreadingUDPServer((address, 0), Handler)
-        self.server.daemon_threads = True
-        self.address, self.port = self.server.server_address[:2]
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._serve(address, self.resolve)
 
     def resolve(self, query: dns.message.Message) -> dns.message.Message:
         question = query.question[0]
@@ -229,10 +221,6 @@ class CachingResolver:
             response.answer.append(dns.rrset.from_text_list(rr.name, left, "IN", rr.rdtype,
                                                             [r.to_text() for r in rr]))
         return response
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 # ------------------------------------------------------------------------------------------- TLS
