@@ -74,6 +74,14 @@ def dev_raw(_dev_raw_pristine: tuple[dict[str, Any], frozenset[str]]) -> tuple[d
     return copy.deepcopy(raw), secrets
 
 
+@pytest.fixture(scope="module")
+def pki() -> Any:
+    """The readiness tests' throwaway PKI (tests/support/testpki.py), made once per module."""
+    from tests.support.testpki import readiness_pki
+
+    return readiness_pki()
+
+
 @pytest.fixture(scope="session")
 def rendered_dev() -> Any:
     """The dev stack run once under the recording mock monitor (`hubctl.plan.Plan`).

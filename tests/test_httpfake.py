@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.httpfake import Handler, LoopbackServer, server_tls
-from tests.test_readiness import Pki, pki  # noqa: F401 - the module-scoped PKI fixture
+from tests.support.testpki import Pki
 
 
 class WhoAmI(Handler):
@@ -26,7 +26,7 @@ def _files(tmp: Path, **pems: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def client(pki: Pki, tmp_path: Path) -> dict[str, ssl.SSLContext]:  # noqa: F811
+def client(pki: Pki, tmp_path: Path) -> dict[str, ssl.SSLContext]:
     """Client contexts trusting the server CA: `admin` presents the admin certificate, `anonymous` none."""
     files = _files(tmp_path, **{"client.crt": pki.client.cert_pem, "client.key": pki.client.key_pem})
     admin = ssl.create_default_context(cadata=pki.server_ca.cert_pem)
@@ -34,7 +34,7 @@ def client(pki: Pki, tmp_path: Path) -> dict[str, ssl.SSLContext]:  # noqa: F811
     return {"admin": admin, "anonymous": ssl.create_default_context(cadata=pki.server_ca.cert_pem)}
 
 
-def _serving(pki: Pki, tmp: Path, require: bool) -> ssl.SSLContext:  # noqa: F811
+def _serving(pki: Pki, tmp: Path, require: bool) -> ssl.SSLContext:
     files = _files(tmp, **{"s.crt": pki.server.cert_pem, "s.key": pki.server.key_pem,
                            "client-ca.crt": pki.client_ca.cert_pem})
     return server_tls(files["s.crt"], files["s.key"], files["client-ca.crt"], require_client_cert=require)
@@ -45,7 +45,7 @@ def _get(url: str, context: ssl.SSLContext | None = None) -> str:
         return resp.read().decode()
 
 
-def test_client_cn_is_the_certificates_user_and_none_without_one(pki: Pki, tmp_path: Path,  # noqa: F811
+def test_client_cn_is_the_certificates_user_and_none_without_one(pki: Pki, tmp_path: Path,
                                                                   client: dict[str, ssl.SSLContext]) -> None:
     plain = LoopbackServer(WhoAmI)
     optional = LoopbackServer(WhoAmI, _serving(pki, tmp_path, require=False))
@@ -58,7 +58,7 @@ def test_client_cn_is_the_certificates_user_and_none_without_one(pki: Pki, tmp_p
         optional.close()
 
 
-def test_a_required_client_certificate_refuses_a_client_without_one(pki: Pki, tmp_path: Path,  # noqa: F811
+def test_a_required_client_certificate_refuses_a_client_without_one(pki: Pki, tmp_path: Path,
                                                                     client: dict[str, ssl.SSLContext]) -> None:
     server = LoopbackServer(WhoAmI, _serving(pki, tmp_path, require=True))
     try:

@@ -16,7 +16,7 @@ import pytest
 
 from components.hetzner.readiness import NotReady, node_problems, wait_node_ready
 from tests.support.httpfake import Handler, LoopbackServer
-from tests.test_readiness import Pki, k3s_tls, pki  # noqa: F401 - the module-scoped PKI fixture
+from tests.support.testpki import Pki, k3s_tls
 
 FAST = {"timeout_seconds": 3.0, "interval_seconds": 0.1, "request_timeout_seconds": 1.0}
 
@@ -43,7 +43,7 @@ def test_node_problems() -> None:
 
 
 @pytest.fixture
-def api(pki: Pki, tmp_path: Path) -> Iterator[tuple[str, list[tuple[int, Any, Any]], list[str]]]:  # noqa: F811
+def api(pki: Pki, tmp_path: Path) -> Iterator[tuple[str, list[tuple[int, Any, Any]], list[str]]]:
     """A TLS API that answers node and pod GETs from a script of (status, node, pods) steps."""
     steps: list[tuple[int, Any, Any]] = []
     seen: list[str] = []
@@ -70,7 +70,7 @@ def api(pki: Pki, tmp_path: Path) -> Iterator[tuple[str, list[tuple[int, Any, An
         server.close()
 
 
-def test_waits_until_node_and_its_etcd_pod_are_back(api: Any, pki: Pki) -> None:  # noqa: F811
+def test_waits_until_node_and_its_etcd_pod_are_back(api: Any, pki: Pki) -> None:
     url, steps, seen = api
     steps += [(404, {}, None), (200, _node("False"), {"items": []}),
               (200, _node("True"), {"items": [_pod("etcd-1", "False", "StatefulSet")]}),
@@ -82,7 +82,7 @@ def test_waits_until_node_and_its_etcd_pod_are_back(api: Any, pki: Pki) -> None:
     assert "/api/v1/pods?fieldSelector=spec.nodeName=hub-cp-1" in seen
 
 
-def test_gives_up_with_what_is_missing(api: Any, pki: Pki) -> None:  # noqa: F811
+def test_gives_up_with_what_is_missing(api: Any, pki: Pki) -> None:
     url, steps, _ = api
     steps.append((200, _node("True"), {"items": [_pod("etcd-1", "False", "StatefulSet")]}))
     with pytest.raises(NotReady, match="node hub-cp-1 is not back within 3s: pod karmada-system/etcd-1 is not Ready"):
