@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import ipaddress
 import json
 import subprocess
 import sys
@@ -48,6 +47,7 @@ from hubctl.plan import Plan
 from tests.support.fake_apiserver import FakeApiServer, Key, User
 from tests.support.rbac import NODE_BOOTSTRAPPER, Rbac, Request
 from tests.support.rendered import find, objects, secret_files
+from tests.support.testpki import make_ca, make_leaf
 from tests.support.tools import REPO, require_tool
 
 MEMBER = "prod-fsn1-b"
@@ -118,21 +118,9 @@ def _pem_files(tmp: Path, name: str, cert_pem: str, key_pem: str) -> tuple[Path,
 
 def _member_tls(tmp: Path) -> tuple[str, str, str]:
     """A CA and a 127.0.0.1 serving certificate for the fake member API server."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "member-ca")])
-    ca = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(ca_key.public_key())
-          .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True).sign(ca_key, hashes.SHA256()))
-    leaf = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "member")]))
-            .issuer_name(name).public_key(key.public_key()).serial_number(2).not_valid_before(now)
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False).sign(ca_key, hashes.SHA256()))
-    pem = lambda c: c.public_bytes(serialization.Encoding.PEM).decode()  # noqa: E731
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption()).decode()
-    return pem(ca), pem(leaf), key_pem
+    ca = make_ca("member-ca")
+    leaf = make_leaf(ca, "member", True)
+    return ca.cert_pem, leaf.cert_pem, leaf.key_pem
 
 
 # ------------------------------------------------------------------------------------------- fixtures

@@ -15,7 +15,6 @@ Everything binds to loopback with port 0 or a random port, stops on `close()`, a
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 import socket
 import socketserver
@@ -228,56 +227,27 @@ class CachingResolver(_UdpDns):
 
 def tls_material(directory: Path, server_ips: Iterable[str] = ("127.0.0.1",),
                  clients: Iterable[str] = ()) -> dict[str, Path]:
-    """A throwaway CA, a server certificate for the given IPs, and a client certificate per CN.
+    """A throwaway CA, a server certificate for the given IPs, and a client certificate per CN, as files.
 
-    Returns paths: `ca`, `server.crt`, `server.key`, `<cn>.crt`, `<cn>.key`."""
-    import ipaddress
+    Returns paths: `ca`, `server.crt`, `server.key`, `<cn>.crt`, `<cn>.key` (a CN's `:` written as `_`)."""
+    from tests.support.testpki import make_ca, make_leaf
 
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test-ca")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
-          .not_valid_after(now + dt.timedelta(hours=2))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = make_ca("test-ca")
     out: dict[str, Path] = {}
 
-    def write(name: str, data: bytes) -> Path:
-        path = directory / name
-        path.write_bytes(data)
-        out[name] = path
-        return path
+    def write(name: str, pem: str) -> None:
+        out[name] = directory / name
+        out[name].write_text(pem)
 
-    write("ca", ca.public_bytes(serialization.Encoding.PEM))
-
-    def leaf(cn: str, usage: Any, sans: list[Any] | None) -> tuple[bytes, bytes]:
-        key = ec.generate_private_key(ec.SECP256R1())
-        builder = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
-                   .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(hours=2))
-                   .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
-        if sans:
-            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        cert = builder.sign(ca_key, hashes.SHA256())
-        return (cert.public_bytes(serialization.Encoding.PEM),
-                key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
-
-    crt, key = leaf("127.0.0.1", ExtendedKeyUsageOID.SERVER_AUTH,
-                    [x509.IPAddress(ipaddress.ip_address(ip)) for ip in server_ips])
-    write("server.crt", crt)
-    write("server.key", key)
+    write("ca", ca.cert_pem)
+    server = make_leaf(ca, "127.0.0.1", True, ips=tuple(server_ips))
+    write("server.crt", server.cert_pem)
+    write("server.key", server.key_pem)
     for cn in clients:
-        crt, key = leaf(cn, ExtendedKeyUsageOID.CLIENT_AUTH, None)
+        client = make_leaf(ca, cn, False)
         safe = cn.replace(":", "_")
-        write(f"{safe}.crt", crt)
-        write(f"{safe}.key", key)
+        write(f"{safe}.crt", client.cert_pem)
+        write(f"{safe}.key", client.key_pem)
     return out
 
 
