@@ -19,7 +19,7 @@ that weight; its length does not depend on how many members join if members join
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,7 +150,3 @@ def work_seconds(graph: Mapping[str, Step]) -> float:
 
 def lower_bound_seconds(graph: Mapping[str, Step], parallel: int) -> float:
     return max(critical_path(graph).seconds, work_seconds(graph) / parallel)
-
-
-def format_path(path: CriticalPath, graph: Mapping[str, Step]) -> Sequence[str]:
-    return [f"{graph[u].seconds:7.1f}s  {u.split('::', 2)[2]}" for u in path.urns if graph[u].seconds > 0]

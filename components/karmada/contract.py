@@ -10,7 +10,7 @@ kubernetes/kubernetes for what is not vendored (marked `pinned=False`: a stored 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -958,14 +958,3 @@ PULUMI_MAY_OWN: tuple[tuple[str, str, str, str], ...] = (
 )
 """Objects a binary also manages that the program owns anyway, with the reason (the ownership check's only
 exceptions)."""
-
-
-def contract_for(key: str) -> Contract:
-    for c in CONTRACTS:
-        if c.key == key:
-            return c
-    raise KeyError(key)
-
-
-def builtin_rbac() -> Sequence[Mapping[str, Any]]:
-    return BUILTIN_RBAC

@@ -86,10 +86,6 @@ class KarmadaPki(pulumi.ComponentResource):
         self.register_outputs({"caCertPem": self.ca.cert_pem})
 
 
-def _resources(cpu: str, memory: str) -> dict[str, str]:
-    return {"cpu": cpu, "memory": memory}
-
-
 class KarmadaControlPlane(pulumi.ComponentResource):
     """etcd ×N and every Karmada component ×N on the host cluster, plus the `k8s-karmada` provider."""
 

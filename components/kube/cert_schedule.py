@@ -112,20 +112,6 @@ def certificate_expiry(resources: Iterable[Mapping[str, Any]], issued_at: dt.dat
     return sorted(rows, key=lambda r: (r.renew_from, r.name))
 
 
-def format_expiry(rows: Sequence[CertificateExpiry], now: dt.datetime, issued_at: dt.datetime | None = None) -> str:
-    """The table `hubctl plan` prints: one line per certificate, with the days from `now` to its renewal."""
-    headers = ["certificate", "kind", "signer", "expires", "pulumi up renews from", "in"]
-    body = [[r.name, r.kind, r.signer, r.not_after.strftime("%Y-%m-%d"), r.renew_from.strftime("%Y-%m-%d"),
-             f"{(r.renew_from - now).days}d"] for r in rows]
-    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths, strict=True)).rstrip() for b in body]
-    if issued_at is not None and any(not r.issued for r in rows):
-        lines.append(f"(no state yet: dates assume the certificates are issued at {_iso(issued_at)})")
-    return "\n".join(lines)
-
-
 def expiry_changes(old: Sequence[CertificateExpiry], new: Sequence[CertificateExpiry]
                    ) -> list[tuple[str, CertificateExpiry | None, CertificateExpiry | None]]:
     """Per certificate name: (name, before, after) wherever expiry, renewal time or kind changed, or the

@@ -25,7 +25,7 @@ requests that select the one name, as the provider's awaits do).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,8 +126,3 @@ def karmada_rbac(intent: RegionIntent) -> list[dict[str, Any]]:
 
 def host_rbac(intent: RegionIntent) -> list[dict[str, Any]]:
     return _rbac(region_user(intent.region), host_grants(intent))
-
-
-def namespaces_of(objects: Iterable[dict[str, Any]]) -> set[str]:
-    """The namespaces these RBAC objects live in (the hub creates them before the Roles)."""
-    return {o["metadata"]["namespace"] for o in objects if "namespace" in o["metadata"]}
