@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 from components.hetzner import cloud_init
 from components.hetzner import contract as k3s_contract
 from components.karmada import contract as karmada_contract
-from components.kube.contract import Contract, Endpoint, FileFlag, Listener, substitute
+from components.kube.contract import Endpoint, FileFlag, Listener, substitute
 from tests.contract.fleet import Container, Fleet, Pod, secret_keys, secret_text
 
 KUBELET_ENV = {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}
@@ -605,7 +605,3 @@ def check_k3s(fleet: Fleet) -> list[str]:
 
 
 ALL_CHECKS = ("coverage", "env", "probes", "files", "dials", "ownership", "rbac", "k3s")
-
-
-def contract_of(key: str, contracts: Iterable[Contract]) -> Contract:
-    return next(c for c in contracts if c.key == key)

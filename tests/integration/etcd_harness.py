@@ -428,10 +428,6 @@ class EtcdCluster:
         shutil.rmtree(m.data_dir)
         m.data_dir.mkdir(mode=0o700)
 
-    def exit_code(self, i: int) -> int | None:
-        p = self.members[i].proc
-        return None if p is None else p.poll()
-
     def running(self, i: int) -> bool:
         p = self.members[i].proc
         return p is not None and p.poll() is None
