@@ -83,10 +83,9 @@ class MemberCluster(pulumi.ComponentResource):
                        for o in docs.push_member_objects(member.name)}
             sa_token = created[("Secret", docs.cluster_sa_name(member.name))]
             imp_token = created[("Secret", docs.IMPERSONATOR_SA)]
-            assert isinstance(sa_token, k8s.core.v1.Secret) and isinstance(imp_token, k8s.core.v1.Secret)
-            token = pulumi.Output.secret(sa_token.data.apply(lambda d: _b64decode(d["token"])))
-            ca = sa_token.data.apply(lambda d: _b64decode(d["ca.crt"]))
-            imp = pulumi.Output.secret(imp_token.data.apply(lambda d: _b64decode(d["token"])))
+            token = pulumi.Output.secret(sa_token.output("data").apply(lambda d: _b64decode(d["token"])))
+            ca = sa_token.output("data").apply(lambda d: _b64decode(d["ca.crt"]))
+            imp = pulumi.Output.secret(imp_token.output("data").apply(lambda d: _b64decode(d["token"])))
             declared = docs.declared_cluster(member)
             apply_rendered("karmada", lambda t, c: docs.cluster_secret(member.name, t, c, declared), [token, ca],
                            on_hub)
@@ -145,9 +144,8 @@ class MemberCluster(pulumi.ComponentResource):
                 f"{prefix}-estimator", obj, pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(
                     depends_on=list(created.values()))))
         token_secret = created[("Secret", docs.ESTIMATOR_READER)]
-        assert isinstance(token_secret, k8s.core.v1.Secret)
-        token = pulumi.Output.secret(token_secret.data.apply(lambda d: _b64decode(d["token"])))
-        ca = token_secret.data.apply(lambda d: _b64decode(d["ca.crt"]))
+        token = pulumi.Output.secret(token_secret.output("data").apply(lambda d: _b64decode(d["token"])))
+        ca = token_secret.output("data").apply(lambda d: _b64decode(d["ca.crt"]))
         name = estimator_service_name(member.name)
         kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
         server = member.api_endpoint.rstrip("/")

@@ -1,47 +1,63 @@
-"""Turn a Kubernetes object (a plain dict from a pure document function) into its typed Pulumi resource.
+"""Turn a Kubernetes object (a plain dict from a pure document function) into its Pulumi resource.
 
-Documents are built and tested as plain data; this is the one place that maps `apiVersion`/`kind`
-onto pulumi_kubernetes classes, so every component applies objects the same way. Kinds without a
-generated class (Karmada CRs, the aggregated `Cluster`) become `CustomResource`s.
+Documents are built and tested as plain data; this is the one place that registers them, so every component
+applies objects the same way: as a `KubeObject`, registered under the pulumi-kubernetes type token of its
+`apiVersion`/`kind` (`kubernetes:core/v1:Secret`, `kubernetes:apps/v1:Deployment`, a Karmada CR's
+`kubernetes:policy.karmada.io/v1alpha1:PropagationPolicy`) with the camelCase fields the provider takes.
+
+That is the request pulumi-kubernetes' generated classes send (same token, inputs, provider, plugin version
+and, for a Secret, the same secret outputs) less two things the program never uses:
+
+- their type aliases (`Role` also answers to `rbac.authorization.k8s.io/v1beta1:Role`, `Deployment` to
+  `extensions/v1beta1`, ...): they let a stack adopt state written under an older API version; these stacks
+  have only ever registered the versions they register now. Each alias costs the SDK an Output and a URN
+  computation per resource, and with the typed classes' argument handling that was a quarter of a 100-member
+  plan (bench/fleet.py);
+- their Python-side argument checking: every rendered object is validated against the upstream OpenAPI schema
+  and CRDs instead (tests/test_rendered_manifests.py), which is stricter. tests/test_kube_objects.py compares
+  the requests of both, kind by kind.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
+from pulumi_kubernetes import _utilities as k8s_utilities
 
-_CLASSES: dict[tuple[str, str], Any] = {
-    ("v1", "Namespace"): k8s.core.v1.Namespace,
-    ("v1", "Secret"): k8s.core.v1.Secret,
-    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
-    ("v1", "Service"): k8s.core.v1.Service,
-    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
-    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
-    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
-    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
-    ("batch/v1", "CronJob"): k8s.batch.v1.CronJob,
-    ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
-    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
-    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
-    ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): k8s.apiextensions.v1.CustomResourceDefinition,
-    ("apiregistration.k8s.io/v1", "APIService"): k8s.apiregistration.v1.APIService,
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
-        k8s.admissionregistration.v1.MutatingWebhookConfiguration,
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
-        k8s.admissionregistration.v1.ValidatingWebhookConfiguration,
-}
 _SECRET_FIELDS = ("data", "stringData")
 
+PLUGIN_VERSION = k8s_utilities.get_version()
+"""The pulumi-kubernetes plugin version the generated classes ask for (names the package's default provider)."""
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+_OUTPUTS: dict[tuple[str, str], tuple[str, ...]] = {("v1", "Secret"): _SECRET_FIELDS}
+"""Outputs read that need not be inputs: a service-account-token Secret's `data` is filled by the cluster."""
+
+
+def type_token(api_version: str, kind: str) -> str:
+    """pulumi-kubernetes' type token: the core group is `core/v1`, every other group as in `apiVersion`."""
+    return f"kubernetes:{'core/v1' if api_version == 'v1' else api_version}:{kind}"
+
+
+class KubeObject(pulumi.CustomResource):
+    """A Kubernetes object as pulumi-kubernetes registers it; each top-level field is an output property."""
+
+    def __init__(self, name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+        api_version, kind = obj["apiVersion"], obj["kind"]
+        props: dict[str, Any] = dict(obj)
+        for field in _OUTPUTS.get((api_version, kind), ()):
+            props.setdefault(field, None)
+        defaults = pulumi.ResourceOptions(version=PLUGIN_VERSION)
+        if (api_version, kind) == ("v1", "Secret"):
+            props = {k: (pulumi.Output.secret(v) if k in _SECRET_FIELDS and v is not None else v)
+                     for k, v in props.items()}
+            defaults = pulumi.ResourceOptions(version=PLUGIN_VERSION, additional_secret_outputs=list(_SECRET_FIELDS))
+        super().__init__(type_token(api_version, kind), name, props, pulumi.ResourceOptions.merge(defaults, opts))
+
+    def output(self, field: str) -> pulumi.Output[Any]:
+        """The object's `field` (camelCase) as the provider returns it."""
+        value: pulumi.Output[Any] = getattr(self, field)
+        return value
 
 
 def logical_name(prefix: str, obj: dict[str, Any]) -> str:
@@ -51,21 +67,13 @@ def logical_name(prefix: str, obj: dict[str, Any]) -> str:
     return "-".join(p for p in parts if p).replace(":", "-").replace(".", "-")
 
 
-def apply(prefix: str, obj: Any, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+def apply(prefix: str, obj: Any, opts: pulumi.ResourceOptions) -> KubeObject:
     """Create the resource for `obj` (whose values may be Outputs). Secret payloads are always secret."""
-    api_version, kind = obj["apiVersion"], obj["kind"]
-    name = logical_name(prefix, obj)
-    cls = _CLASSES.get((api_version, kind))
-    fields = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
-    if kind == "Secret":
-        fields = {k: (pulumi.Output.secret(v) if k in _SECRET_FIELDS else v) for k, v in fields.items()}
-    if cls is None:
-        return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
-    return cls(name, opts=opts, **{_snake(k): v for k, v in fields.items()})
+    return KubeObject(logical_name(prefix, obj), obj, opts)
 
 
 def apply_rendered(prefix: str, render: Any, args: list[Any], opts: pulumi.ResourceOptions,
-                   placeholder: str = "placeholder") -> pulumi.CustomResource:
+                   placeholder: str = "placeholder") -> KubeObject:
     """Apply `render(*args)` where args are Outputs (tokens, kubeconfigs): the object's kind and name come
     from rendering placeholders, every other field from the real values once they are known."""
     skeleton = render(*[placeholder] * len(args))
