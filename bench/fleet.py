@@ -116,20 +116,32 @@ def replay_order(records: list[Any]) -> list[dict[str, Any]]:
 
 def _child_replay(record_path: Path, settings: str) -> dict[str, Any]:
     """Register the recorded resources under the SDK's mock runtime with an echo mock; no program logic."""
+    with record_path.open("rb") as fh:
+        registrations: list[dict[str, Any]] = pickle.load(fh)
+    seconds = replay(registrations, settings)
+    return {"seconds": seconds, "cpu": _cpu_seconds(), "rss_mib": _rss_mib(), "resources": len(registrations)}
+
+
+class EchoMocks:
+    """Every resource's outputs are its inputs; no calls."""
+
+    def new_resource(self, args: Any) -> tuple[str, dict]:
+        return (args.resource_id or f"{args.name}-id"), dict(args.inputs)
+
+    def call(self, args: Any) -> dict:
+        return {}
+
+
+def replay(registrations: list[dict[str, Any]], settings: str = "default", monitor: Any = None,
+           stack: str = "bench") -> float:
+    """Register `registrations` (replay_order) under the SDK's mock runtime with EchoMocks, or with `monitor`
+    (whose mocks answer); return the wall seconds it took. `settings`: "default" (the SDK as it ships) or
+    "hubctl" (hubctl plan's collector and source-position settings)."""
     import asyncio
+    import contextlib
 
     import pulumi
     from pulumi.runtime import rpc
-
-    with record_path.open("rb") as fh:
-        registrations: list[dict[str, Any]] = pickle.load(fh)
-
-    class Echo(pulumi.runtime.Mocks):
-        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-            return (args.resource_id or f"{args.name}-id"), dict(args.inputs)
-
-        def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
-            return {}
 
     def value(v: Any) -> Any:
         if isinstance(v, dict):
@@ -143,9 +155,8 @@ def _child_replay(record_path: Path, settings: str) -> dict[str, Any]:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     pulumi.runtime.settings.reset_options()
-    pulumi.runtime.set_mocks(Echo(), project="karmada-hub", stack="bench", preview=False)
-    import contextlib
-
+    mocks = monitor.mocks if monitor is not None else type("Echo", (EchoMocks, pulumi.runtime.Mocks), {})()
+    pulumi.runtime.set_mocks(mocks, project="karmada-hub", stack=stack, preview=False, monitor=monitor)
     context: Any = contextlib.ExitStack()
     if settings == "hubctl":
         from hubctl import plan as hubctl_plan
@@ -153,41 +164,48 @@ def _child_replay(record_path: Path, settings: str) -> dict[str, Any]:
         for setting in ("quiet_gc", "no_source_positions"):
             context.enter_context(getattr(hubctl_plan, setting, contextlib.nullcontext)())
     start = time.perf_counter()
-    with context:
+    try:
+        with context:
 
-        @pulumi.runtime.test
-        def program() -> Any:
-            made: dict[str, pulumi.Resource] = {}
-            for reg in registrations:
-                options = reg["options"]
-                opts = pulumi.ResourceOptions(
-                    parent=made.get(reg["parent"]) if reg["parent"] else None,
-                    provider=made.get(reg["provider"]) if reg["provider"] else None,  # type: ignore[arg-type]
-                    depends_on=[made[d] for d in reg["dependencies"] if d in made],
-                    protect=options.get("protect"),
-                    ignore_changes=options.get("ignoreChanges"),
-                    replace_on_changes=options.get("replaceOnChanges"),
-                    delete_before_replace=options.get("deleteBeforeReplace"),
-                    retain_on_delete=options.get("retainOnDelete"),
-                    additional_secret_outputs=options.get("additionalSecretOutputs"),
-                )
-                typ, name = reg["type"], reg["name"]
-                inputs = reg["inputs"] if isinstance(reg["inputs"], dict) else {}
-                if options.get("read"):
-                    opts.id = inputs["id"]
-                    made[reg["urn"]] = pulumi.CustomResource(typ, name, {}, opts)
-                elif typ.startswith("pulumi:providers:"):
-                    made[reg["urn"]] = pulumi.ProviderResource(typ.split(":")[-1], name, value(inputs), opts)
-                elif reg["custom"]:
-                    made[reg["urn"]] = pulumi.CustomResource(typ, name, value(inputs), opts)
-                else:
-                    made[reg["urn"]] = pulumi.ComponentResource(typ, name, None, opts)
-            return pulumi.Output.from_input(len(made))
+            @pulumi.runtime.test
+            def program() -> Any:
+                made: dict[str, pulumi.Resource] = {}
+                for reg in registrations:
+                    options = reg["options"]
+                    timeouts = options.get("customTimeouts")
+                    opts = pulumi.ResourceOptions(
+                        parent=made.get(reg["parent"]) if reg["parent"] else None,
+                        provider=made.get(reg["provider"]) if reg["provider"] else None,  # type: ignore[arg-type]
+                        depends_on=[made[d] for d in reg["dependencies"] if d in made],
+                        protect=options.get("protect"),
+                        ignore_changes=options.get("ignoreChanges"),
+                        replace_on_changes=options.get("replaceOnChanges"),
+                        delete_before_replace=options.get("deleteBeforeReplace"),
+                        retain_on_delete=options.get("retainOnDelete"),
+                        additional_secret_outputs=options.get("additionalSecretOutputs"),
+                        aliases=[pulumi.Alias(parent=p) for p in options.get("aliasParents", [])] or None,
+                        custom_timeouts=pulumi.CustomTimeouts(**timeouts) if timeouts else None,
+                        deleted_with=made.get(options["deletedWith"]) if options.get("deletedWith") else None,
+                    )
+                    typ, name = reg["type"], reg["name"]
+                    inputs = reg["inputs"] if isinstance(reg["inputs"], dict) else {}
+                    if options.get("read"):
+                        opts.id = inputs["id"]
+                        made[reg["urn"]] = pulumi.CustomResource(typ, name, {}, opts)
+                    elif typ.startswith("pulumi:providers:"):
+                        made[reg["urn"]] = pulumi.ProviderResource(typ.split(":")[-1], name, value(inputs), opts)
+                    elif reg["custom"]:
+                        made[reg["urn"]] = pulumi.CustomResource(typ, name, value(inputs), opts)
+                    else:
+                        made[reg["urn"]] = pulumi.ComponentResource(typ, name, None, opts)
+                return pulumi.Output.from_input(len(made))
 
-        program()
-    seconds = time.perf_counter() - start
-    loop.close()
-    return {"seconds": seconds, "cpu": _cpu_seconds(), "rss_mib": _rss_mib(), "resources": len(registrations)}
+            program()
+        return time.perf_counter() - start
+    finally:
+        pulumi.runtime.settings.reset_options()
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
 # ------------------------------------------------------------------------------------------- parent

@@ -75,3 +75,19 @@ def test_replay_order_is_a_plain_copy_of_the_records(fleet3: Any) -> None:
         for field in ("type", "name", "custom", "parent", "provider", "dependencies", "inputs", "options"):
             assert reg[field] == getattr(record, field)
     assert dataclasses.is_dataclass(fleet3.records[0])
+
+
+def test_replay_registers_what_the_plan_recorded(fleet3: Any) -> None:
+    """The engine side of the ratio registers the very resources the plan did: replayed under the plan's own
+    recording monitor, every record comes back with the same type, parent, provider, dependencies and options
+    (aliases included), and the same inputs."""
+    from hubctl.plan import RecordingMonitor
+
+    monitor = RecordingMonitor(fleet.EchoMocks())  # type: ignore[arg-type]
+    fleet.replay(fleet.replay_order(fleet3.records), monitor=monitor, stack=fleet3.stack)
+    replayed = monitor.records
+    assert set(replayed) == {r.urn for r in fleet3.records}
+    fields = ("type", "name", "custom", "parent", "provider", "dependencies", "options", "inputs")
+    differ = [(r.urn, f) for r in fleet3.records for f in fields if getattr(replayed[r.urn], f) != getattr(r, f)]
+    assert differ == []
+    assert any("aliasParents" in r.options for r in fleet3.records), "the fleet has moved objects to replay"
