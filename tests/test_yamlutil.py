@@ -130,3 +130,24 @@ def test_anything_else_goes_through_the_representer(doc: Any) -> None:
     assert yamlutil.dump(doc) == yamlutil.dump_python(doc)
     if yamlutil._CDumper is not None and not all(isinstance(k, str) for k in doc):
         assert yamlutil._c_dump(doc) == yamlutil.dump_python(doc)
+
+
+@needs_libyaml
+@pytest.mark.parametrize("auth", ["certificate", "token", "token-and-server-name"])
+def test_kubeconfig_is_what_the_pure_python_emitter_writes(auth: str) -> None:
+    """components/kube/kubeconfig writes with libyaml; the bytes are `yaml.safe_dump`'s (Secrets and their
+    checksums in the plan depend on them)."""
+    from components.kube.kubeconfig import kubeconfig
+    from tests.support.testpki import make_ca, make_leaf
+
+    ca = make_ca("karmada-ca")
+    client = make_leaf(ca, "system:admin", server=False)
+    kwargs: dict[str, Any] = (
+        {"client_cert_pem": client.cert_pem, "client_key_pem": client.key_pem} if auth == "certificate" else
+        {"token": "eyJhbGciOiJSUzI1NiIsImtpZCI6Ii1" + "x" * 900 + ".sig-_~"})
+    if auth == "token-and-server-name":
+        kwargs["tls_server_name"] = "karmada-apiserver.karmada-system.svc.cluster.local"
+    text = kubeconfig("member-eu-fsn-m000-with-a-long-name", "https://[2a01:4f8::1]:6443/some/long/path" * 3,
+                      ca.cert_pem, **kwargs)
+    assert text == yaml.safe_dump(yaml.safe_load(text), sort_keys=False)
+    assert yaml.safe_load(text)["clusters"][0]["cluster"]["certificate-authority-data"]

@@ -6,6 +6,10 @@ import base64
 
 import yaml
 
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's emitter where PyYAML has it: `yaml.safe_dump`'s bytes for a kubeconfig (no scalar has a space to
+fold at; tests/test_hubctl_kubeconfig.py compares both), at a fraction of the pure-Python emitter's cost."""
+
 
 def _b64(pem: str) -> str:
     return base64.b64encode(pem.encode()).decode()
@@ -42,4 +46,4 @@ def kubeconfig(
         "contexts": [{"name": name, "context": {"cluster": name, "user": f"{name}-admin"}}],
         "current-context": name,
     }
-    return yaml.safe_dump(doc, sort_keys=False)
+    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False)

@@ -27,10 +27,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components import versions
 from components.config import HubConfig
+from components.kube import yamlutil
 from components.kube.pod_security import container_security_context
 
 NAMESPACE = "system-upgrade"
@@ -103,7 +102,7 @@ def plan_crd(version: str = versions.SYSTEM_UPGRADE_CONTROLLER_VERSION, allow_do
         cache = _local_dirs()[-1]
         cache.mkdir(parents=True, exist_ok=True)
         (cache / name).write_bytes(data)
-    doc = yaml.safe_load(data)
+    doc = yamlutil.load(data)
     if doc.get("kind") != "CustomResourceDefinition" or doc["metadata"]["name"] != PLAN_CRD:
         raise CrdIntegrityError(f"{where} is not the {PLAN_CRD} CRD")
     return {k: v for k, v in doc.items() if k != "status"}

@@ -17,9 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components.karmada.crds import CrdIntegrityError, _verified, crds_source_dir
+from components.kube import yamlutil
 from components.versions import EXTERNAL_DNS_VERSION
 
 REL = "config/crd/standard/dnsendpoints.externaldns.k8s.io.yaml"
@@ -75,5 +74,5 @@ def fetch(version: str = EXTERNAL_DNS_VERSION, allow_download: bool | None = Non
 
 def load(version: str = EXTERNAL_DNS_VERSION, allow_download: bool | None = None) -> dict[str, Any]:
     """The CRD document, parsed, without upstream's `status`."""
-    doc = yaml.safe_load(fetch(version, allow_download))
+    doc = yamlutil.load(fetch(version, allow_download))
     return {k: v for k, v in doc.items() if k != "status"}
