@@ -341,3 +341,12 @@ def test_example_stacks_show_overflow_and_workload_anti_affinity() -> None:
     assert any(t.placement.overflow for t in dev.tenants)
     assert any(t.placement.workload_affinity and t.placement.workload_affinity.anti_affinity_label
                for t in fsn.tenants)
+
+
+def test_the_table_is_computed_once_per_config() -> None:
+    """preflight (twice in `hubctl plan`) and the report share one table per config; another config gets its own."""
+    dev = load_stack("dev")
+    assert whatif.fleet_whatif(dev) is whatif.fleet_whatif(load_stack("dev"))
+    fewer = dev.model_copy(update={"tenants": dev.tenants[:1]})
+    assert [t.tenant for t in whatif.fleet_whatif(fewer).tenants] == [dev.tenants[0].name]
+    assert len(whatif.fleet_whatif(dev).tenants) == len(dev.tenants)
