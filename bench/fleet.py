@@ -155,7 +155,7 @@ def replay(registrations: list[dict[str, Any]], settings: str = "default", monit
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     pulumi.runtime.settings.reset_options()
-    mocks = monitor.mocks if monitor is not None else type("Echo", (EchoMocks, pulumi.runtime.Mocks), {})()
+    mocks = monitor.mocks if monitor is not None else EchoMocks()
     pulumi.runtime.set_mocks(mocks, project="karmada-hub", stack=stack, preview=False, monitor=monitor)
     context: Any = contextlib.ExitStack()
     if settings == "hubctl":
