@@ -30,10 +30,6 @@ _SECRET_FIELDS = ("data", "stringData")
 PLUGIN_VERSION = k8s_utilities.get_version()
 """The pulumi-kubernetes plugin version the generated classes ask for (names the package's default provider)."""
 
-_OUTPUTS: dict[tuple[str, str], tuple[str, ...]] = {("v1", "Secret"): _SECRET_FIELDS}
-"""Outputs read that need not be inputs: a service-account-token Secret's `data` is filled by the cluster."""
-
-
 def type_token(api_version: str, kind: str) -> str:
     """pulumi-kubernetes' type token: the core group is `core/v1`, every other group as in `apiVersion`."""
     return f"kubernetes:{'core/v1' if api_version == 'v1' else api_version}:{kind}"
@@ -45,12 +41,12 @@ class KubeObject(pulumi.CustomResource):
     def __init__(self, name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
         api_version, kind = obj["apiVersion"], obj["kind"]
         props: dict[str, Any] = dict(obj)
-        for field in _OUTPUTS.get((api_version, kind), ()):
-            props.setdefault(field, None)
         defaults = pulumi.ResourceOptions(version=PLUGIN_VERSION)
         if (api_version, kind) == ("v1", "Secret"):
-            props = {k: (pulumi.Output.secret(v) if k in _SECRET_FIELDS and v is not None else v)
-                     for k, v in props.items()}
+            # Both payload fields are outputs even when not inputs: a service-account-token Secret's `data` is
+            # filled by the cluster, and the program reads it.
+            props = {**props, **{k: pulumi.Output.secret(props[k]) if props.get(k) is not None else None
+                                 for k in _SECRET_FIELDS}}
             defaults = pulumi.ResourceOptions(version=PLUGIN_VERSION, additional_secret_outputs=list(_SECRET_FIELDS))
         super().__init__(type_token(api_version, kind), name, props, pulumi.ResourceOptions.merge(defaults, opts))
 
