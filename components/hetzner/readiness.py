@@ -24,6 +24,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -92,19 +93,31 @@ def wait_ready(
     """Poll `url` until it returns HTTP 200 with body `ok`; return the seconds waited or raise NotReady.
     `server_name`: verify the certificate for this name instead of the URL's host (an address it does not list)."""
     context = _ssl_context(ca_pem, cert_pem, key_pem)
+
+    def attempt() -> str | None:
+        status, body = _get(url, context, request_timeout_seconds, server_name)
+        return None if status == 200 and body == "ok" else f"HTTP {status}" + (f" {body!r}" if body else "")
+
+    return _poll(attempt, (urllib.error.URLError, OSError, ssl.SSLError, http.client.HTTPException),
+                 timeout_seconds, interval_seconds,
+                 lambda last: f"{url} did not answer ok within {timeout_seconds:.0f}s (last: {last})")
+
+
+def _poll(attempt: Callable[[], str | None], errors: tuple[type[BaseException], ...], timeout_seconds: float,
+          interval_seconds: float, failed: Callable[[str], str]) -> float:
+    """Call `attempt` every `interval_seconds` until it returns None (done); return the seconds waited. It returns
+    what it saw otherwise, and one of `errors` counts as such an answer; when the next attempt would end after
+    `timeout_seconds`, raise NotReady(failed(the last answer))."""
     start = time.monotonic()
-    last = "no answer yet"
     while True:
         try:
-            status, body = _get(url, context, request_timeout_seconds, server_name)
-            if status == 200 and body == "ok":
+            last = attempt()
+            if last is None:
                 return time.monotonic() - start
-            last = f"HTTP {status}" + (f" {body!r}" if body else "")
-        except (urllib.error.URLError, OSError, ssl.SSLError, http.client.HTTPException) as exc:
+        except errors as exc:
             last = str(getattr(exc, "reason", exc))
-        elapsed = time.monotonic() - start
-        if elapsed + interval_seconds > timeout_seconds:
-            raise NotReady(f"{url} did not answer ok within {timeout_seconds:.0f}s (last: {last})")
+        if time.monotonic() - start + interval_seconds > timeout_seconds:
+            raise NotReady(failed(last))
         time.sleep(interval_seconds)
 
 
@@ -208,24 +221,18 @@ def wait_node_ready(
 
     context = _ssl_context(ca_pem, cert_pem, key_pem)
     base = api_url.rstrip("/")
-    start = time.monotonic()
-    last = ["no answer yet"]
-    while True:
-        try:
-            status, body = _get_json(f"{base}/api/v1/nodes/{quote(node)}", context, request_timeout_seconds)
-            pods = None
-            if status == 200:
-                _, pods = _get_json(f"{base}/api/v1/pods?fieldSelector={quote('spec.nodeName=' + node)}", context,
-                                    request_timeout_seconds)
-            last = node_problems(body if status == 200 else None, pods)
-            if not last:
-                return time.monotonic() - start
-        except (urllib.error.URLError, OSError, ssl.SSLError, ValueError) as exc:
-            last = [str(getattr(exc, "reason", exc))]
-        elapsed = time.monotonic() - start
-        if elapsed + interval_seconds > timeout_seconds:
-            raise NotReady(f"node {node} is not back within {timeout_seconds:.0f}s: {'; '.join(last)}")
-        time.sleep(interval_seconds)
+
+    def attempt() -> str | None:
+        status, body = _get_json(f"{base}/api/v1/nodes/{quote(node)}", context, request_timeout_seconds)
+        pods = None
+        if status == 200:
+            _, pods = _get_json(f"{base}/api/v1/pods?fieldSelector={quote('spec.nodeName=' + node)}", context,
+                                request_timeout_seconds)
+        problems = node_problems(body if status == 200 else None, pods)
+        return "; ".join(problems) if problems else None
+
+    return _poll(attempt, (urllib.error.URLError, OSError, ssl.SSLError, ValueError), timeout_seconds,
+                 interval_seconds, lambda last: f"node {node} is not back within {timeout_seconds:.0f}s: {last}")
 
 
 class _NodeReadinessProvider(ResourceProvider):
