@@ -150,18 +150,14 @@ def _k3s_step(old: str, new: str) -> str | None:
 
 def _check_record(hub: HubConfig, etcd: EtcdConfig, record: Mapping[str, str]) -> list[str]:
     notices = []
-    old_size = record.get(f"{RECORD_PREFIX}etcd-storage-size")
-    if old_size is not None and old_size != etcd.storage_size:
-        raise UnsafeChange("karmada.etcd.storageSize", (
-            f"{old_size} -> {etcd.storage_size} would replace the etcd StatefulSet (volumeClaimTemplates are "
-            f"immutable) and restart every member at once; set it back to {old_size}, or resize member by member "
-            f"({RUNBOOK_IMMUTABLE})"))
-    old_class = record.get(f"{RECORD_PREFIX}etcd-storage-class")
-    if old_class is not None and old_class != etcd.storage_class:
-        raise UnsafeChange("karmada.etcd.storageClass", (
-            f"{old_class} -> {etcd.storage_class} would replace the etcd StatefulSet (volumeClaimTemplates are "
-            f"immutable) and restart every member at once; set it back to {old_class}, or move member by member "
-            f"({RUNBOOK_IMMUTABLE})"))
+    for key, field, now, instead in (("etcd-storage-size", "storageSize", etcd.storage_size, "resize"),
+                                     ("etcd-storage-class", "storageClass", etcd.storage_class, "move")):
+        old = record.get(f"{RECORD_PREFIX}{key}")
+        if old is not None and old != now:
+            raise UnsafeChange(f"karmada.etcd.{field}", (
+                f"{old} -> {now} would replace the etcd StatefulSet (volumeClaimTemplates are immutable) and "
+                f"restart every member at once; set it back to {old}, or {instead} member by member "
+                f"({RUNBOOK_IMMUTABLE})"))
     old_replicas = record.get(f"{RECORD_PREFIX}etcd-replicas")
     if old_replicas is not None and old_replicas.isdigit() and int(old_replicas) > etcd.replicas:
         raise UnsafeChange("karmada.etcd.replicas", (
