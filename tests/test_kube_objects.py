@@ -18,6 +18,7 @@ import pytest
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 
+from bench.fleet import EchoMocks
 from components.kube.objects import PLUGIN_VERSION, KubeObject, apply, type_token
 
 META = {"name": "demo", "namespace": "ns", "labels": {"app.kubernetes.io/name": "demo"}}
@@ -94,14 +95,7 @@ def _generated(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> 
 
 class _Capture(MockMonitor):
     def __init__(self) -> None:
-        class Echo(pulumi.runtime.Mocks):
-            def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-                return f"{args.name}-id", dict(args.inputs)
-
-            def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
-                return {}
-
-        super().__init__(Echo())
+        super().__init__(EchoMocks())
         self.requests: list[Any] = []
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
