@@ -4,7 +4,7 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup plan test lint budget docs clean
+.PHONY: setup plan test lint budget docs clean upstream
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
@@ -28,7 +28,10 @@ budget: setup
 docs: setup  ## regenerate docs/configuration.md and docs/stack.schema.json from components/config.py
 	$(BIN)/hubctl docs
 
-test: setup  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to turn missing-tool skips into failures)
+upstream: setup  ## build the upstream binaries the tests run (Go module proxy; cold ~45-60 min, then a check)
+	$(BIN)/python -m upstream.build
+
+test: setup upstream  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to turn missing-tool skips into failures)
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check .
 

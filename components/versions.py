@@ -38,7 +38,9 @@ class KarmadaRelease:
 RELEASES: dict[str, KarmadaRelease] = {
     "v1.18.2": KarmadaRelease(
         version="v1.18.2",
-        kube_apiserver="v1.35.2",
+        # Karmada v1.18.2's installers default to v1.35.2; v1.35.4 is the nearest patch the Go module proxy serves
+        # whole (k8s.io/externaljwt v0.35.2 is refused), so the images and the binaries the tests run agree.
+        kube_apiserver="v1.35.4",
         etcd="3.6.6-0",
         member_kubernetes=("v1.28", "v1.35"),
         hub_kubernetes=("v1.28", "v1.35"),
@@ -62,6 +64,9 @@ SYSTEM_UPGRADE_KUBECTL_IMAGE = "docker.io/rancher/kubectl:v1.30.3"
 K3S_UPGRADE_IMAGE = "docker.io/rancher/k3s-upgrade"
 """Tag = the Plan's version with `+` -> `-` (system-upgrade-controller `pkg/upgrade/plan/plan.go` MungeVersion)."""
 
+KWOK_VERSION = "v0.8.0"
+"""kwok/kwokctl for the member clusters of the local real fleet (tests only: simulated nodes and pod lifecycle)."""
+
 KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
 
 
@@ -72,6 +77,14 @@ def karmada_image(component: str, version: str) -> str:
 KUBE_IMAGE_REGISTRY = "registry.k8s.io"
 
 _SEMVER = re.compile(r"^v(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def etcd_release(tag: str) -> str:
+    """`3.6.6-0` (registry.k8s.io/etcd image tag) -> `v3.6.6` (the go.etcd.io module version it is built from)."""
+    match = re.fullmatch(r"(\d+\.\d+\.\d+)(?:-\d+)?", tag)
+    if not match:
+        raise ValueError(f"'{tag}' is not an etcd image tag like 3.6.6-0")
+    return f"v{match.group(1)}"
 
 
 def minor_of(version: str) -> tuple[int, int]:

@@ -46,7 +46,7 @@ SOURCES = (
     ("karmada-io/karmada", "v1.18.2", "mirror, `git show v1.18.2:<path>`; its `vendor/` holds controller-runtime "
      "v0.23.1 and k8s.io/apiserver v0.35.3 (the aggregated-apiserver's library)"),
     ("kubernetes/apiserver", "v0.35.2", "mirror; the generic apiserver library of the pinned kube-apiserver / "
-     "kube-controller-manager v1.35.2"),
+     "kube-controller-manager v1.35.4"),
     ("kubernetes/kubernetes", "v1.35.2", "stored file versions only (not fetchable): bootstrap RBAC, kube-apiserver "
      "and KCM options"),
     ("etcd-io/etcd", "v3.6.6", "mirror"),

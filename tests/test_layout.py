@@ -22,7 +22,7 @@ from tests.support.tools import REPO
 
 FLOORS = ("versions", "kube", "config", "hetzner", "karmada", "fleet", "traffic", "operations", "trust", "roles")
 """`components.<room>` top to bottom, as `components/__init__.py` draws them."""
-TOOLS = ("hubctl", "policy", "tests", "agents")
+TOOLS = ("hubctl", "policy", "tests", "agents", "upstream")
 
 
 def room(module: str) -> str | None:

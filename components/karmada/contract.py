@@ -55,7 +55,7 @@ def apis(path: str, symbol: str = "") -> Src:
 
 
 def kas(path: str, symbol: str = "") -> Src:
-    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM v1.35.2."""
+    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read at v0.35.2)."""
     return Src("kubernetes/apiserver", "v0.35.2", path, symbol)
 
 
@@ -354,7 +354,7 @@ _KAS = kube("cmd/kube-apiserver/app/options/options.go", "ServerRunOptions.Flags
 
 KARMADA_APISERVER = Contract(
     key=APISERVER_TO, title="karmada-apiserver (kube-apiserver)",
-    upstream="kube-apiserver v1.35.2 (registry.k8s.io/kube-apiserver)",
+    upstream="kube-apiserver v1.35.4 (registry.k8s.io/kube-apiserver)",
     match=Match(command="kube-apiserver"), rendered_by="components/karmada/control_plane.py, flags/apiserver.py",
     files=(
         *_read("tls-cert-file", "tls-private-key-file", "client-ca-file", "requestheader-client-ca-file",
@@ -500,7 +500,7 @@ AGGREGATED_APISERVER = Contract(
 
 KCM = Contract(
     key="kube-controller-manager", title="kube-controller-manager",
-    upstream="kube-controller-manager v1.35.2 (registry.k8s.io/kube-controller-manager)",
+    upstream="kube-controller-manager v1.35.4 (registry.k8s.io/kube-controller-manager)",
     match=Match(command="kube-controller-manager"),
     rendered_by="components/karmada/control_plane.py, flags/kube_controller_manager.py",
     files=(
