@@ -1,0 +1,42 @@
+"""One container's process, as a container runtime would start it (runs as root inside the pod's namespace).
+
+argv[1] is a JSON spec: `mounts` ([source, target, read_only]), `env`, `cwd`, `argv`,
+`hostname`. `ip netns exec` has already
+given this process its own mount namespace (mounts do not propagate back); each volume is bind-mounted at its mount
+path (read-only when the pod says so), then the program is exec'd with exactly the env the pod defines. Mount points
+are made by the kubelet before it starts the process (it records them for cleanup).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import socket
+import subprocess
+import sys
+
+CLONE_NEWUTS = 0x04000000
+
+
+def main() -> int:
+    spec = json.loads(sys.argv[1])
+    # the program is opened before the volumes are mounted: a mount path that shadows where the binary lives on
+    # this machine (a pod's /root or /tmp) must not hide it
+    program = os.open(spec["argv"][0], os.O_RDONLY | os.O_CLOEXEC)
+    if spec.get("hostname"):
+        # a container's hostname is its pod's name: a UTS namespace of its own (os.unshare is Python 3.12+)
+        if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWUTS) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUTS)")
+        socket.sethostname(spec["hostname"][:63])
+    for source, target, read_only in spec["mounts"]:
+        subprocess.run(["mount", "--bind", source, target], check=True)
+        if read_only:
+            subprocess.run(["mount", "-o", "remount,bind,ro", target], check=True)
+    os.chdir(spec.get("cwd") or "/")
+    os.execve(program, spec["argv"], spec["env"])
+    return 127  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())
