@@ -19,6 +19,7 @@ Removing a member from the stack deletes everything installed for it here.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -79,8 +80,7 @@ class MemberCluster(pulumi.ComponentResource):
             # member's token controller has filled a service-account-token Secret (its await logic for
             # core/v1 Secret), so there is no separate read that could run before the token exists or, in
             # a preview, before the Secret does.
-            created = {(o["kind"], o["metadata"]["name"]): apply(prefix, o, on_member)
-                       for o in docs.push_member_objects(member.name)}
+            created = _apply_in_order(prefix, docs.push_member_objects(member.name), on_member)
             sa_token = created[("Secret", docs.cluster_sa_name(member.name))]
             imp_token = created[("Secret", docs.IMPERSONATOR_SA)]
             token = pulumi.Output.secret(sa_token.output("data").apply(lambda d: _b64decode(d["token"])))
@@ -138,11 +138,7 @@ class MemberCluster(pulumi.ComponentResource):
         objects = docs.estimator_reader_objects(resource_quota_estimate)
         if member.sync_mode == "Pull":  # a Push join creates karmada-cluster in the member itself
             objects = [docs.namespace(docs.CLUSTER_NAMESPACE), *objects]
-        created = {}
-        for obj in objects:
-            created[(obj["kind"], obj["metadata"]["name"])] = apply(
-                f"{prefix}-estimator", obj, pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(
-                    depends_on=list(created.values()))))
+        created = _apply_in_order(f"{prefix}-estimator", objects, on_member)
         token_secret = created[("Secret", docs.ESTIMATOR_READER)]
         token = pulumi.Output.secret(token_secret.output("data").apply(lambda d: _b64decode(d["token"])))
         ca = token_secret.output("data").apply(lambda d: _b64decode(d["ca.crt"]))
@@ -152,6 +148,19 @@ class MemberCluster(pulumi.ComponentResource):
         apply_rendered("host", lambda t, c: manifests.secret(
             name + manifests.MEMBER_KUBECONFIG_SUFFIX,
             {kube_file: kubeconfig(member.name, server, c, token=t)}, component=name), [token, ca], on_host)
+
+
+def _apply_in_order(prefix: str, objects: list[dict[str, Any]], opts: pulumi.ResourceOptions,
+                    ) -> dict[tuple[str, str], pulumi.Resource]:
+    """Each object after every one before it. A service-account-token Secret must not exist before its
+    ServiceAccount: the member's token controller deletes a token Secret whose account it cannot find
+    (kubernetes v1.35.4 pkg/controller/serviceaccount/tokens_controller.go, syncSecret), and pulumi-kubernetes
+    then waits for a token that never comes. Resources without a dependency are created concurrently."""
+    created: dict[tuple[str, str], pulumi.Resource] = {}
+    for obj in objects:
+        created[(obj["kind"], obj["metadata"]["name"])] = apply(prefix, obj, pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=list(created.values()))))
+    return created
 
 
 def capi_provider(config: FleetConfig) -> k8s.Provider | None:
