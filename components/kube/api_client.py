@@ -9,13 +9,13 @@ against the kubeconfig's CA; `insecure-skip-tls-verify` is refused.
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
+import socket
 import ssl
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,9 @@ class KubeApi:
     key_pem: str | None = None
     token: str | None = None
     timeout: float = 15.0
+    tls_server_name: str | None = None
+    """The name the server's certificate is checked for when it is not the URL's host: a kubeconfig's
+    `tls-server-name` (the program's karmada kubeconfig dials a server's address and verifies the Service name)."""
 
     @classmethod
     def from_kubeconfig(cls, text: str) -> KubeApi:
@@ -57,7 +60,7 @@ class KubeApi:
 
         return cls(server=cluster["server"].rstrip("/"), ca_pem=base64.b64decode(cluster["certificate-authority-data"])
                    .decode(), cert_pem=data("client-certificate-data"), key_pem=data("client-key-data"),
-                   token=user.get("token"))
+                   token=user.get("token"), tls_server_name=cluster.get("tls-server-name"))
 
     def _context(self) -> ssl.SSLContext:
         context = ssl.create_default_context(cadata=self.ca_pem)
@@ -74,20 +77,26 @@ class KubeApi:
     def request(self, method: str, path: str, body: Any = None,
                 content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        url = urllib.parse.urlsplit(self.server)
+        conn = _HTTPSConnection(url.hostname or "", url.port or 443, self._context(), self.timeout,
+                                self.tls_server_name)
+        headers = {"Accept": "application/json"}
         if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         if data is not None:
-            req.add_header("Content-Type", content_type)
+            headers["Content-Type"] = content_type
         try:
-            with urllib.request.urlopen(req, context=self._context(), timeout=self.timeout) as resp:
-                return resp.status, json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as exc:
-            try:
-                return exc.code, json.loads(exc.read() or b"{}")
-            except ValueError:
-                return exc.code, {}
+            conn.request(method, url.path.rstrip("/") + path, body=data, headers=headers)
+            resp = conn.getresponse()
+            payload = resp.read()
+        except (http.client.HTTPException, OSError) as exc:
+            raise ApiError(f"{method} {self.server}{path}: {exc}") from exc
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(payload or b"{}")
+        except ValueError:
+            return resp.status, {}
 
     def get(self, path: str) -> dict[str, Any] | None:
         status, body = self.request("GET", path)
@@ -113,6 +122,19 @@ class KubeApi:
         if status not in (200, 202):
             raise ApiError(f"DELETE {path}: HTTP {status} {body.get('message', '')}".strip())
         return True
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS that checks the certificate for `server_name` (default: the host dialled)."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext, timeout: float,
+                 server_name: str | None) -> None:
+        super().__init__(host, port, context=context, timeout=timeout)
+        self._ctx, self._name = context, server_name or host
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._ctx.wrap_socket(sock, server_hostname=self._name)
 
 
 def secret_path(namespace: str, name: str) -> str:

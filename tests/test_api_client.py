@@ -1,0 +1,40 @@
+"""components/kube/api_client.py (the dynamic providers' client) against a loopback TLS server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.kube.api_client import ApiError, KubeApi
+from components.kube.kubeconfig import kubeconfig
+from tests.support.httpfake import Handler, LoopbackServer, server_tls
+from tests.support.testpki import make_ca, make_leaf
+
+SERVICE_NAME = "karmada-apiserver.karmada-system.svc"
+
+
+class _Ok(Handler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's method name
+        self.reply_json(200, {"kind": "Status", "path": self.path})
+
+
+def test_a_kubeconfig_tls_server_name_is_what_the_certificate_is_checked_for(tmp_path: Path) -> None:
+    """The program's karmada kubeconfig dials a hub server's address and verifies the Service name (its
+    `tls-server-name`); PullJoin's writes go through it. Found when the real karmada-apiserver refused the join:
+    'certificate is not valid for 192.0.2.110'."""
+    ca = make_ca("karmada")
+    leaf = make_leaf(ca, "karmada-apiserver", True, dns_names=(SERVICE_NAME,))
+    (tmp_path / "tls.crt").write_text(leaf.cert_pem)
+    (tmp_path / "tls.key").write_text(leaf.key_pem)
+    server = LoopbackServer(_Ok, server_tls(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")))
+    try:
+        named = KubeApi.from_kubeconfig(kubeconfig("karmada", server.url, ca.cert_pem, token="t",
+                                                   tls_server_name=SERVICE_NAME))
+        assert named.tls_server_name == SERVICE_NAME
+        assert named.get("/version") == {"kind": "Status", "path": "/version"}
+        unnamed = KubeApi.from_kubeconfig(kubeconfig("karmada", server.url, ca.cert_pem, token="t"))
+        with pytest.raises(ApiError, match="CERTIFICATE_VERIFY_FAILED"):
+            unnamed.get("/version")
+    finally:
+        server.close()
