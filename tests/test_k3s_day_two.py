@@ -115,21 +115,46 @@ def test_hub_plan_renders_the_controller_and_plan(rendered_dev: Any) -> None:
 
 def test_snapshot_secret_has_exactly_the_keys_k3s_reads(dev_config: Any) -> None:
     backup = dev_config.karmada.etcd.backup
-    secret = k3s_snapshots.s3_config_secret(backup, "dev", "AKIA", "s3cr3t")
+    secret = k3s_snapshots.s3_config_secret(backup, "dev", "AKIA", "s3cr3t", 3)
     assert secret["metadata"] == {"name": cloud_init.ETCD_S3_SECRET, "namespace": "kube-system",
                                   "labels": {"app.kubernetes.io/part-of": "karmada-hub"}}
     assert secret["type"] == "etcd.k3s.cattle.io/s3-config-secret"
     # k3s pkg/etcd/s3/config_secret.go getConfigFromSecret reads these keys
     k3s_keys = {"etcd-s3-access-key", "etcd-s3-bucket", "etcd-s3-endpoint", "etcd-s3-folder", "etcd-s3-proxy",
                 "etcd-s3-region", "etcd-s3-secret-key", "etcd-s3-timeout", "etcd-s3-skip-ssl-verify",
-                "etcd-s3-insecure", "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name"}
+                "etcd-s3-insecure", "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name",
+                # the v1.34 flag (k3s-io/k3s#12669); "keys in the Secret correspond to the --etcd-s3-* CLI flags"
+                "etcd-s3-retention"}
     assert set(secret["stringData"]) <= k3s_keys
     assert secret["stringData"]["etcd-s3-endpoint"] == backup.endpoint.removeprefix("https://")
     assert secret["stringData"]["etcd-s3-folder"] == "k3s-etcd/dev"
     assert not secret["stringData"]["etcd-s3-folder"].startswith(f"{backup.prefix}/dev"), \
         "not under the Karmada uploader's retention prefix"
     with pytest.raises(ValueError):
-        k3s_snapshots.s3_config_secret(backup, "dev", "", "x")
+        k3s_snapshots.s3_config_secret(backup, "dev", "", "x", 3)
+
+
+def test_object_storage_keeps_every_servers_week_and_the_backup_job_bounds_it(rendered_dev: Any,
+                                                                             dev_config: Any) -> None:
+    """k3s >= v1.34.0 prunes S3 by etcd-s3-retention (default 5), counted over all servers together, not by
+    etcd-snapshot-retention: with three servers 5 objects are the last one or two runs. The Secret asks for every
+    server's seven days; the backup job applies the same count to the same folder whatever k3s does with it."""
+    servers = dev_config.hub.servers
+    secret = find(rendered_dev, "host", "Secret", cloud_init.ETCD_S3_SECRET)
+    assert secret["stringData"]["etcd-s3-retention"] == str(servers * 28) == "84"
+    config = yaml.safe_load(_user_data_file(rendered_dev, cloud_init.CONFIG_PATH))
+    assert config["etcd-snapshot-retention"] == 28 and config["etcd-snapshot-schedule-cron"] == "0 */6 * * *"
+    job = find(rendered_dev, "host", "CronJob", "etcd-backup")
+    (upload,) = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    args = upload["args"]
+    assert f"--k3s-folder={secret['stringData']['etcd-s3-folder']}" in args
+    assert f"--k3s-retain={secret['stringData']['etcd-s3-retention']}" in args
+
+
+def _user_data_file(plan: Any, path: str) -> str:
+    r = plan.by_type("hcloud:index/server:Server")[0]
+    doc = yaml.safe_load(unwrap(r.inputs)["userData"].split("\n", 1)[1])
+    return next(f["content"] for f in doc["write_files"] if f["path"] == path)
 
 
 def test_servers_enable_s3_by_the_secret_name_only(rendered_dev: Any) -> None:

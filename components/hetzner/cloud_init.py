@@ -64,6 +64,11 @@ ETCD_S3_SECRET = "k3s-etcd-snapshot-s3"
 DATASTORE_WAL = "/var/lib/rancher/k3s/server/db/etcd/member/wal"
 """k3s' `(*ETCD).IsInitialized`: this directory exists once the embedded etcd has data on this disk."""
 K3S_API_PORT = 6443
+SNAPSHOT_CRON = "0 */6 * * *"
+"""k3s' scheduled etcd snapshots: every six hours on every server (`etcd-snapshot-schedule-cron`)."""
+SNAPSHOT_RETENTION = 28
+"""Scheduled snapshots each server keeps on its own disk (`etcd-snapshot-retention`; seven days at SNAPSHOT_CRON).
+Local only: k3s >= v1.34.0 prunes object storage by `etcd-s3-retention` instead (k3s_snapshots)."""
 JOIN_PROBE_ROUNDS = 24
 JOIN_PROBE_PAUSE_SECONDS = 5
 GUARD_RULES_PATH = "/etc/karmada-hub/metadata-guard.rules"
@@ -165,8 +170,8 @@ def k3s_config(server: K3sServer) -> dict[str, object]:
         "flannel-backend": "vxlan",
         "secrets-encryption": True,
         "write-kubeconfig-mode": "0600",
-        "etcd-snapshot-schedule-cron": "0 */6 * * *",
-        "etcd-snapshot-retention": 28,
+        "etcd-snapshot-schedule-cron": SNAPSHOT_CRON,
+        "etcd-snapshot-retention": SNAPSHOT_RETENTION,
         "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
         "kube-controller-manager-arg": ["profiling=false"],
         "kube-scheduler-arg": ["profiling=false"],
