@@ -655,7 +655,9 @@ class HealthCheckConfig(Model):
     timeout: int = Field(default=3, json_schema_extra={"minimum": 1, "maximum": 60})
     """Seconds a health check may take (1..interval)."""
     retries: int = Field(default=2, ge=0, le=5)
-    """Failed checks before a target is taken out (0..5)."""
+    """Failed checks before a target is taken out (0..5); a target that was out needs as many successful checks to
+    come back (Hetzner API, LoadBalancerServiceHealthCheck `retries`). The 3..60, 1..interval and 0..5 bounds have
+    no source the project could read: the API document states none."""
 
     @model_validator(mode="after")
     def _hetzner_limits(self) -> HealthCheckConfig:
