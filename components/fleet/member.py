@@ -107,8 +107,9 @@ class MemberCluster(pulumi.ComponentResource):
         args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
                                 zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
         source = agent_script.source(docs.JOIN_SCRIPT)
+        trust = pulumi.Output.all(karmada_url, karmada_ca_pem).apply(lambda v: docs.hub_trust(v[0], v[1]))
         objects = docs.pull_member_objects(member.name, config.karmada.version, args, source,
-                                           member.join_generation)
+                                           member.join_generation, trust)
         ns = apply(prefix, objects[0], on_member)
         join = PullJoin(f"{prefix}-join", member.name, docs.token_id(member.name), member.join_generation, karmada_url,
                         karmada_ca_pem, writer_kubeconfig, member_kubeconfig, opts=pulumi.ResourceOptions(

@@ -468,6 +468,15 @@ RESTART_NAME = "karmada-agent-restart"
 JOIN_SCRIPT = "pull_join.py"
 RESTART_SCHEDULE = "*/15 * * * *"
 GENERATION_ANNOTATION = "karmada-hub.io/join-generation"
+HUB_TRUST_ANNOTATION = "karmada-hub.io/hub-trust"
+"""On the join Job's pod template: `hub_trust` of the hub URL and CA the member must trust, so a new one replaces the
+Job and it runs again (PullJoin, replaced by the same change, has written a new bootstrap Secret by then)."""
+
+
+def hub_trust(hub_url: str, hub_ca_pem: str) -> str:
+    """A short fingerprint of what a Pull member trusts: the hub URL and its CA (whitespace-insensitive)."""
+    material = hub_url.rstrip("/") + "\n" + "".join(hub_ca_pem.split())
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 def _script_pod(name: str, sa: str, argv: list[str], source: str, extra_annotations: dict[str, str] | None = None,
@@ -500,12 +509,13 @@ def restart_args() -> list[str]:
             f"--deployment={AGENT_NAME}", f"--selector=app={AGENT_NAME}"]
 
 
-def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, Any]]:
+def join_objects(cluster: str, source: str, generation: int, trust: Any = None) -> list[dict[str, Any]]:
     """Member: the join's own service account (get both Secrets, update the kubeconfig, delete the bootstrap copy,
     create: a create cannot be limited by name), the script, and the Job.
 
-    A new `generation` (joinGeneration) or script changes the Job's template, so Pulumi replaces it and it runs
-    again (and exits at once while the member's credential is still good)."""
+    A new `generation` (joinGeneration), `trust` (`hub_trust` of the hub URL and CA; may be an Output) or script
+    changes the Job's template, so Pulumi replaces it and it runs again (and exits at once while the member's
+    credential is still good for that hub)."""
     secret = lambda names, verbs: {"apiGroups": [""], "resources": ["secrets"], "resourceNames": names,  # noqa: E731
                                    "verbs": verbs}
     rules = [secret([AGENT_KUBECONFIG_SECRET, AGENT_BOOTSTRAP_SECRET], ["get"]),
@@ -517,7 +527,8 @@ def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, A
         "metadata": {"name": JOIN_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels({"app": JOIN_NAME})},
         "spec": {"backoffLimit": 6, "activeDeadlineSeconds": 1800,
                  "template": _script_pod(JOIN_NAME, JOIN_NAME, join_args(cluster), source,
-                                         {GENERATION_ANNOTATION: str(generation)})},
+                                         {GENERATION_ANNOTATION: str(generation),
+                                          **({HUB_TRUST_ANNOTATION: trust} if trust is not None else {})})},
     }
     return [
         _service_account(JOIN_NAME, AGENT_NAMESPACE),
@@ -557,7 +568,7 @@ def restart_objects(source: str) -> list[dict[str, Any]]:
 
 
 def pull_member_objects(cluster: str, version: str, args: list[str], source: str,
-                        generation: int = 1) -> list[dict[str, Any]]:
+                        generation: int = 1, trust: Any = None) -> list[dict[str, Any]]:
     """Member side of a Pull join, in apply order: namespace, the agent's account (all-access in its member, as
     upstream: it applies whatever the hub propagates), the join, the agent, its PDB, the certificate pickup.
 
@@ -570,7 +581,7 @@ def pull_member_objects(cluster: str, version: str, args: list[str], source: str
         _cluster_role(AGENT_NAME, _all_access_rules(), _labels()),
         _binding("ClusterRoleBinding", AGENT_NAME, "ClusterRole", _sa_subject(AGENT_SA, AGENT_NAMESPACE),
                  labels=_labels()),
-        *join_objects(cluster, source, generation),
+        *join_objects(cluster, source, generation, trust),
         agent_deployment(cluster, version, args),
         agent_pod_disruption_budget(),
         *restart_objects(source),
