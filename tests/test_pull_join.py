@@ -467,3 +467,17 @@ def test_the_script_agrees_with_the_program_on_names() -> None:
     assert script.csr_subject("dev-hel1-a") == [("O", spec.organization[0]), ("CN", spec.common_name)]
     assert spec.common_name == docs.agent_user("dev-hel1-a")
     assert script.KUBECONFIG_KEY == docs.AGENT_KUBECONFIG_KEY == "karmada-kubeconfig"
+
+
+def test_an_all_in_one_join_waits_for_the_hub_side_rbac(rendered_dev: Plan) -> None:
+    """In one stack nothing else orders PullJoin (and so the Job) after the RBAC its CSR needs: a denied
+    SubjectAccessReview is never retried by agentcsrapproving, and the Job would wait out its 600 s."""
+    by_urn = {r.urn: r for r in rendered_dev.records}
+    for member in ("dev-hel1-a",):  # dev's Pull member
+        join = next(r for r in rendered_dev.records if r.name == f"member-{member}-join")
+        needed = {r.urn for r in rendered_dev.records if r.custom and "rbac.authorization.k8s.io" in r.type and (
+            unwrap(r.inputs).get("metadata", {}).get("name", "") in {
+                "system:karmada:agent-bootstrap", "system:karmada:agent-autoapprove-bootstrap",
+                f"system:karmada:{member}:agent", f"system:karmada:{member}:agent-work"})}
+        assert len(needed) == 6, sorted(by_urn[u].name for u in needed)  # 2 bootstrap bindings, 2 roles, 2 bindings
+        assert needed <= set(join.dependencies), sorted(by_urn[u].name for u in needed - set(join.dependencies))
