@@ -283,8 +283,9 @@ ETCD = Contract(
     facts=(
         Fact("`--snapshot-count` is deprecated in 3.6 and decommissioned in 3.7 (not rendered)",
              etcd_src("server/embed/config.go", "Config.AddFlags")),
-        Fact("the image is distroless (no shell): only /usr/local/bin/etcd, etcdctl, etcdutl",
-             etcd_src("Dockerfile")),
+        Fact("the rendered image (registry.k8s.io/etcd) is distroless static plus a static bash as /bin/sh; etcd, "
+             "etcdctl and etcdutl are in /usr/local/bin (not etcd-io's own image)",
+             Src("kubernetes/kubernetes", "v1.35.4", "cluster/images/etcd/Dockerfile")),
         Fact("`--initial-cluster*` are honoured only on a data dir without WAL; restarts use the WAL",
              etcd_src("server/etcdserver/bootstrap.go", "bootstrap")),
         Fact("a config file starts from embed.NewConfig: in 3.4 that leaves enable-grpc-gateway off (its flag "
@@ -335,8 +336,9 @@ ETCD_PREPARE = Contract(
                    resolve=_etcd_clients),
     ),
     exits=(
-        Fact("after --wait-seconds without a safe decision (no quorum, a member unreachable): exit 1, kubelet restarts "
-             "it; an etcd flag without a config-file mapping, or --name not expanded: exit 1 at once", _PREPARE),
+        Fact("without a safe decision (no quorum, a member unreachable) it keeps waiting and answering `empty`, "
+             "and says why again every --remind-seconds; an etcd flag without a config-file mapping, --name not "
+             "expanded or a foreign CA: exit 1 at once", _PREPARE),
     ),
     facts=(
         Fact("a member without a WAL rejoins as a new member (remove, add, `existing`) only through a member that "

@@ -87,7 +87,7 @@ from components.karmada.flags.estimator import (
 from components.karmada.flags.etcd import (
     ETCD_BACKUP_DIR,
     ETCD_CIPHER_SUITES,
-    ETCD_PREPARE_WAIT_SECONDS,
+    ETCD_PREPARE_REMIND_SECONDS,
     ETCD_SNAPSHOT_PATH,
     ETCDCTL,
     ETCDCTL_SNAPSHOT_SAVE,
@@ -143,7 +143,7 @@ __all__ = [
     "ETCD_DATA_DIR",
     "ETCD_METRICS_PORT",
     "ETCD_PEER_PORT",
-    "ETCD_PREPARE_WAIT_SECONDS",
+    "ETCD_PREPARE_REMIND_SECONDS",
     "ETCD_SERVICE",
     "ETCD_SNAPSHOT_PATH",
     "FAILOVER_FLAGS",
