@@ -55,7 +55,8 @@ def apis(path: str, symbol: str = "") -> Src:
 
 
 def kas(path: str, symbol: str = "") -> Src:
-    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read at v0.35.2)."""
+    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read
+    at v0.35.2)."""
     return Src("kubernetes/apiserver", "v0.35.2", path, symbol)
 
 
