@@ -23,6 +23,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from components import versions
@@ -568,7 +569,8 @@ def restart_objects(source: str) -> list[dict[str, Any]]:
 
 
 def pull_member_objects(cluster: str, version: str, args: list[str], source: str,
-                        generation: int = 1, trust: Any = None) -> list[dict[str, Any]]:
+                        generation: int = 1, trust: Any = None,
+                        client_env: Sequence[dict[str, str]] = ()) -> list[dict[str, Any]]:
     """Member side of a Pull join, in apply order: namespace, the agent's account (all-access in its member, as
     upstream: it applies whatever the hub propagates), the join, the agent, its PDB, the certificate pickup.
 
@@ -582,19 +584,21 @@ def pull_member_objects(cluster: str, version: str, args: list[str], source: str
         _binding("ClusterRoleBinding", AGENT_NAME, "ClusterRole", _sa_subject(AGENT_SA, AGENT_NAMESPACE),
                  labels=_labels()),
         *join_objects(cluster, source, generation, trust),
-        agent_deployment(cluster, version, args),
+        agent_deployment(cluster, version, args, client_env=client_env),
         agent_pod_disruption_budget(),
         *restart_objects(source),
     ]
 
 
-def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS) -> dict[str, Any]:
+def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS,
+                     client_env: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
     """Member: the karmada-agent Deployment (image `docker.io/karmada/karmada-agent:<version>`).
 
     The agent talks to its own member with the in-cluster SA token (so the token stays mounted) and to the hub
     with the mounted kubeconfig Secret, which the join Job writes (the pods wait for it; a missing file would make
     the agent fall back to its in-cluster config as if the member were the hub). Only `/healthz` exists on the
-    probe port (no `/readyz`), for both probes.
+    probe port (no `/readyz`), for both probes. `client_env`: client-go's HTTP/2 health check, when the stack sets
+    it (flags.FailoverSettings.client_env): how soon a lease renewal on a connection to a dead hub server fails.
     """
     labels = {"app": AGENT_NAME}
     return {
@@ -622,7 +626,8 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         # agent_args binds its health and metrics listeners to $(POD_IP); kubelet expands
                         # $(VAR) only from the container's env and leaves an undefined one as literal text,
                         # on which controller-runtime's listener fails and the agent exits.
-                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                                *client_env],
                         "ports": [
                             {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},
                             {"name": "healthz", "containerPort": AGENT_HEALTH_PORT, "protocol": "TCP"},

@@ -623,10 +623,22 @@ SCHEDULER = Contract(
 
 _CM = k("cmd/controller-manager/app/controllermanager.go", "Run")
 
+CLIENT_HEALTH_ENV = (
+    EnvVar(flags.HTTP2_READ_IDLE_ENV, False, "seconds without a frame before client-go pings an HTTP/2 connection "
+           "(default 30; 0 disables the check); rendered only from failover.clientReadIdleSeconds",
+           Src("kubernetes/apimachinery", "v0.35.3", "pkg/util/net/http.go", "readIdleTimeoutSeconds")),
+    EnvVar(flags.HTTP2_PING_TIMEOUT_ENV, False, "seconds client-go waits for that ping's answer before it closes "
+           "the connection (default 15); rendered only from failover.clientPingTimeoutSeconds",
+           Src("kubernetes/apimachinery", "v0.35.3", "pkg/util/net/http.go", "pingTimeoutSeconds")),
+)
+"""client-go's HTTP/2 connection health check, read by every client-go transport (karmada v1.18.2 builds on
+client-go v0.35.3): how long a request on a connection to a hub server that died without a reset hangs."""
+
 CONTROLLER_MANAGER = Contract(
     key="karmada-controller-manager", title="karmada-controller-manager", upstream=KARMADA,
     match=Match(command="karmada-controller-manager"),
     rendered_by="components/karmada/control_plane.py, flags/controller_manager.py",
+    env=CLIENT_HEALTH_ENV,
     files=(
         FileFlag("kubeconfig", "read", "karmada-apiserver (GetConfig error panics)", _CM),
         FileFlag("cluster-api-kubeconfig", "read", "CAPI management cluster for built-in auto-join (not rendered)",
@@ -784,6 +796,7 @@ AGENT = Contract(
         EnvVar("KUBERNETES_SERVICE_HOST", True, "in-cluster config of its own member (a mounted service account "
                "token too); also the silent fallback when the --karmada-kubeconfig file is missing",
                k("pkg/karmadactl/util/apiclient/apiclient.go", "RestConfig")),
+        *CLIENT_HEALTH_ENV,
     ),
     files=(
         FileFlag("karmada-kubeconfig", "read", "the karmada-apiserver; if the file does not exist the agent falls "
