@@ -172,8 +172,8 @@ def check_stack(project: Project, stack: str, rel: str, raw: dict[str, Any]) -> 
             continue  # its type is checked on the decrypted value, which needs the passphrase
         shown = value if isinstance(value, (list, dict)) else ("" if value is None else _as_engine_string(value))
         if not valid_value(decl.type, decl.items, shown):
-            raise ConfigError(f"{rel}: {decl.key}: must be of type {decl.type_name} ({PROJECT_FILE} declares it so "
-                              "and the Pulumi CLI checks it)")
+            raise ConfigError(f"{rel}: {decl.key}: must be of type {decl.type_name}: write one {decl.type_name} "
+                              f"value here ({PROJECT_FILE} declares the type and the Pulumi CLI checks it)")
 
 
 def _as_engine_string(value: Any) -> str:
