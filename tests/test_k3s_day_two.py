@@ -115,7 +115,7 @@ def test_hub_plan_renders_the_controller_and_plan(rendered_dev: Any) -> None:
 
 def test_snapshot_secret_has_exactly_the_keys_k3s_reads(dev_config: Any) -> None:
     backup = dev_config.karmada.etcd.backup
-    secret = k3s_snapshots.s3_config_secret(backup, "dev", "AKIA", "s3cr3t", 3)
+    secret = k3s_snapshots.s3_config_secret(backup, "dev", "AKIA", "s3cr3t")
     assert secret["metadata"] == {"name": cloud_init.ETCD_S3_SECRET, "namespace": "kube-system",
                                   "labels": {"app.kubernetes.io/part-of": "karmada-hub"}}
     assert secret["type"] == "etcd.k3s.cattle.io/s3-config-secret"
@@ -131,24 +131,26 @@ def test_snapshot_secret_has_exactly_the_keys_k3s_reads(dev_config: Any) -> None
     assert not secret["stringData"]["etcd-s3-folder"].startswith(f"{backup.prefix}/dev"), \
         "not under the Karmada uploader's retention prefix"
     with pytest.raises(ValueError):
-        k3s_snapshots.s3_config_secret(backup, "dev", "", "x", 3)
+        k3s_snapshots.s3_config_secret(backup, "dev", "", "x")
 
 
 def test_object_storage_keeps_every_servers_week_and_the_backup_job_bounds_it(rendered_dev: Any,
                                                                              dev_config: Any) -> None:
     """k3s >= v1.34.0 prunes S3 by etcd-s3-retention (default 5), counted over all servers together, not by
-    etcd-snapshot-retention: with three servers 5 objects are the last one or two runs. The Secret asks for every
-    server's seven days; the backup job applies the same count to the same folder whatever k3s does with it."""
+    etcd-snapshot-retention: with three servers 5 objects are the last one or two runs. The backup job keeps every
+    server's seven days in that folder; the Secret lifts k3s' own prune to the largest hub's count, a constant (a
+    Secret whose data changes is replaced), so it never cuts below what the job keeps."""
     servers = dev_config.hub.servers
     secret = find(rendered_dev, "host", "Secret", cloud_init.ETCD_S3_SECRET)
-    assert secret["stringData"]["etcd-s3-retention"] == str(servers * 28) == "84"
+    assert secret["stringData"]["etcd-s3-retention"] == str(9 * 28) == str(k3s_snapshots.S3_RETENTION_CEILING)
+    assert k3s_snapshots.s3_retention(servers) == 84 <= k3s_snapshots.S3_RETENTION_CEILING
     config = yaml.safe_load(_user_data_file(rendered_dev, cloud_init.CONFIG_PATH))
     assert config["etcd-snapshot-retention"] == 28 and config["etcd-snapshot-schedule-cron"] == "0 */6 * * *"
     job = find(rendered_dev, "host", "CronJob", "etcd-backup")
     (upload,) = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     args = upload["args"]
     assert f"--k3s-folder={secret['stringData']['etcd-s3-folder']}" in args
-    assert f"--k3s-retain={secret['stringData']['etcd-s3-retention']}" in args
+    assert f"--k3s-retain={servers * 28}" in args
 
 
 def _user_data_file(plan: Any, path: str) -> str:

@@ -11,21 +11,22 @@ server yet): docs/runbooks/one-hub-server-lost.md passes the same values on the 
 Retention in object storage is a count over all servers together, not per server: k3s prunes
 `<folder>/etcd-snapshot*` of every server to the newest N (`pkg/etcd/s3/s3.go` `SnapshotRetention`, stored
 version), and since v1.34.0 (k3s-io/k3s#12669; v1.34.1 is pinned) N is `etcd-s3-retention` (default 5), no longer
-`etcd-snapshot-retention` (k3s-io/k3s#13769). That flag must not go into the config file: any S3 setting beside
-`etcd-s3` and the Secret's name makes k3s ignore the Secret (`GetClient`). So the Secret carries it
-(`etcd-s3-retention`: "keys in the Secret correspond to the --etcd-s3-* CLI flags", k3s-io/docs
-docs/cli/etcd-snapshot.md), set to `s3_retention(servers)`: every server's last seven days. Whether v1.34.1 reads
-that key from the Secret could not be proven offline (stored versions of `getConfigFromSecret` build the config
-without any retention, which never prunes), so the program does not depend on it: the etcd backup job applies the
-same count to the same prefix on every run (agents/etcd_backup_upload.py `k3s_expired`), and the bucket is bounded
-either way. docs/runbooks/restore-etcd.md says how to check what k3s applies.
+`etcd-snapshot-retention` (k3s-io/k3s#13769): left alone, k3s keeps the last one or two runs of a three-server hub.
+The retention the program promises, `s3_retention(servers)` (every server's seven days), is applied by the etcd
+backup job on every run (agents/etcd_backup_upload.py `k3s_expired`, the same rule), so it holds whatever k3s does.
+k3s' own prune is only lifted out of its way: the Secret sets `etcd-s3-retention` to S3_RETENTION_CEILING, the
+largest hub's count (the Secret must not change with the server count: pulumi-kubernetes replaces a Secret whose
+data changes). It cannot go into the config file: any S3 setting beside `etcd-s3` and the Secret's name makes k3s
+ignore the Secret (`GetClient`); in the Secret it is a documented key ("keys in the Secret correspond to the
+--etcd-s3-* CLI flags", k3s-io/docs docs/cli/etcd-snapshot.md), but whether v1.34.1 reads it there could not be
+proven offline. docs/runbooks/restore-etcd.md says how to check what k3s applies.
 """
 
 from __future__ import annotations
 
 import pulumi
 
-from components.config import EtcdBackupConfig, FleetConfig
+from components.config import MAX_SPREAD_GROUP_SERVERS, EtcdBackupConfig, FleetConfig
 from components.hetzner.cloud_init import ETCD_S3_SECRET, SNAPSHOT_RETENTION
 from components.kube.objects import apply_rendered
 
@@ -45,6 +46,10 @@ def s3_retention(servers: int) -> int:
     return servers * SNAPSHOT_RETENTION
 
 
+S3_RETENTION_CEILING = s3_retention(MAX_SPREAD_GROUP_SERVERS)
+"""What the Secret asks k3s to keep: the largest hub's count, so k3s never prunes below what the backup job keeps."""
+
+
 def endpoint_host(endpoint: str) -> str:
     """`https://fsn1.your-objectstorage.com` -> `fsn1.your-objectstorage.com`: k3s wants the host (minio.New)
     and speaks HTTPS unless `etcd-s3-insecure`."""
@@ -53,7 +58,7 @@ def endpoint_host(endpoint: str) -> str:
     return endpoint[len("https://"):].rstrip("/")
 
 
-def s3_config_secret(backup: EtcdBackupConfig, stack: str, access_key: str, secret_key: str, servers: int) -> dict:
+def s3_config_secret(backup: EtcdBackupConfig, stack: str, access_key: str, secret_key: str) -> dict:
     if not access_key or not secret_key:
         raise ValueError("k3s snapshot credentials: access and secret key must both be set")
     return {
@@ -67,7 +72,7 @@ def s3_config_secret(backup: EtcdBackupConfig, stack: str, access_key: str, secr
             "etcd-s3-folder": folder(stack),
             "etcd-s3-access-key": access_key,
             "etcd-s3-secret-key": secret_key,
-            "etcd-s3-retention": str(s3_retention(servers)),
+            "etcd-s3-retention": str(S3_RETENTION_CEILING),
         },
     }
 
@@ -79,9 +84,8 @@ class K3sSnapshots(pulumi.ComponentResource):
         backup = config.karmada.etcd.backup
         assert backup is not None, "k3s snapshots go where the Karmada etcd backups go"
         stack = pulumi.get_stack()
-        servers = config.hub.servers if config.hub is not None else 0
-        apply_rendered("host", lambda a, s: s3_config_secret(backup, stack, a, s, servers),
+        apply_rendered("host", lambda a, s: s3_config_secret(backup, stack, a, s),
                        [pulumi.Output.secret(config.secrets[backup.access_key_config_key]),
                         pulumi.Output.secret(config.secrets[backup.secret_key_config_key])],
                        pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=after))
-        self.register_outputs({"folder": folder(stack), "retention": s3_retention(servers)})
+        self.register_outputs({"folder": folder(stack)})
