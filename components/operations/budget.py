@@ -551,12 +551,6 @@ def _placement(config: FleetConfig, tenant: Any) -> str:
 
 def _footnotes(config: FleetConfig) -> tuple[str, ...]:
     out: list[str] = []
-    if not config.members or any(m.sync_mode == "Pull" for m in config.members):
-        fo = config.failover
-        out.append(hub_server_loss(
-            grace=fo.cluster_monitor_grace_period, lease_duration=fo.cluster_lease_duration,
-            servers=config.hub.servers if config.hub is not None else VANTAGE_POINTS_DEFAULT,
-            read_idle=fo.client_read_idle_seconds, ping_timeout=fo.client_ping_timeout_seconds).footnote())
     manual = [t.name for t in config.tenants if not t.fails_over]
     if manual:
         out.append(f"not counted: {', '.join(manual)} (failover: manual; a member loss leaves them waiting for it)")
@@ -568,6 +562,12 @@ def _footnotes(config: FleetConfig) -> tuple[str, ...]:
                    f"{d.interval_seconds} = {worst} s (Divided dynamic/aggregated Deployments, and only when every "
                    "member they are short on runs an estimator); it never moves replicas back after a member "
                    "recovers")
+    if not config.members or any(m.sync_mode == "Pull" for m in config.members):
+        fo = config.failover
+        out.append(hub_server_loss(
+            grace=fo.cluster_monitor_grace_period, lease_duration=fo.cluster_lease_duration,
+            servers=config.hub.servers if config.hub is not None else VANTAGE_POINTS_DEFAULT,
+            read_idle=fo.client_read_idle_seconds, ping_timeout=fo.client_ping_timeout_seconds).footnote())
     return tuple(out)
 
 
