@@ -655,7 +655,9 @@ class HealthCheckConfig(Model):
     timeout: int = Field(default=3, json_schema_extra={"minimum": 1, "maximum": 60})
     """Seconds a health check may take (1..interval)."""
     retries: int = Field(default=2, ge=0, le=5)
-    """Failed checks before a target is taken out (0..5)."""
+    """Failed checks before a target is taken out (0..5); a target that was out needs as many successful checks to
+    come back (Hetzner API, LoadBalancerServiceHealthCheck `retries`). The 3..60, 1..interval and 0..5 bounds have
+    no source the project could read: the API document states none."""
 
     @model_validator(mode="after")
     def _hetzner_limits(self) -> HealthCheckConfig:
@@ -1139,6 +1141,14 @@ class FailoverConfig(Model):
     """Seconds without a status update before a member is unknown (--cluster-monitor-grace-period)."""
     cluster_lease_duration: int = Field(default=40, ge=10, le=600)
     """Lease duration of Pull members' agents, in seconds (--cluster-lease-duration)."""
+    client_read_idle_seconds: int | None = Field(default=None, ge=5, le=60)
+    """Seconds a karmada-agent's or karmada-controller-manager's connection to karmada-apiserver may stay silent
+    before client-go pings it (env HTTP2_READ_IDLE_TIMEOUT_SECONDS; unset: client-go's 30, not rendered). With
+    clientPingTimeoutSeconds it bounds how long a lease renewal hangs on a connection to a hub server that died
+    without a reset: `hubctl budget` compares that stall with clusterMonitorGracePeriod."""
+    client_ping_timeout_seconds: int | None = Field(default=None, ge=1, le=60)
+    """Seconds client-go waits for the answer to that ping before it closes the connection (env
+    HTTP2_PING_TIMEOUT_SECONDS; unset: client-go's 15, not rendered)."""
     resource_eviction_rate: float = Field(default=0.5, gt=0, le=50)
     """Evictions per second from a failed member (--resource-eviction-rate)."""
     graceful_eviction_timeout: int = Field(default=600, ge=60, le=3600)

@@ -64,6 +64,8 @@ class LocalHub:
     dns_namespace: Sequence[pulumi.Resource] = ()
     """The host's `external-dns` namespace (FleetDns), where each region publishes its LB for the failover
     controller."""
+    join_after: Mapping[str, Sequence[pulumi.Resource]] = field(default_factory=dict)
+    """Pull member -> the hub-side RBAC its join needs first (MemberRegistry.join_ready)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ def hub(config: FleetConfig) -> HubOutputs:
         fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config, intents)),
         local=LocalHub(host=host, karmada=karmada, karmada_kubeconfig=control_plane.provider_kubeconfig,
                        after=[*after, *registry.ready], dns_provider=dns, dns_namespace=dns_namespace,
-                       fleet_objects=bootstrap.extra),
+                       fleet_objects=bootstrap.extra, join_after=registry.join_ready),
     )
 
 
@@ -178,12 +180,14 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
     host: pulumi.ProviderResource | None = None
     fleet_objects: list[pulumi.Resource] = []
     dns_namespace: list[pulumi.Resource] = []
+    join_after: Mapping[str, Sequence[pulumi.Resource]] = {}
     if hub.local is not None:
         host, karmada, after = hub.local.host, hub.local.karmada, list(hub.local.after)
         writer: pulumi.Input[str] = hub.local.karmada_kubeconfig
         dns = hub.local.dns_provider
         fleet_objects = list(hub.local.fleet_objects)
         dns_namespace = list(hub.local.dns_namespace)
+        join_after = hub.local.join_after
     else:
         assert config.region is not None and config.hub_stack is not None
         stack_file = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
@@ -210,7 +214,8 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
         if config.role == "region" and member.region != config.region:
             continue
         MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
-                      hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
+                      hub.karmada_ca_cert_pem, writer, [*after, *join_after.get(member.name, ())], capi,
+                      host_provider=host)
     FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
     traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,

@@ -60,7 +60,9 @@ SYSTEM_UPGRADE_CONTROLLER_IMAGE = f"docker.io/rancher/system-upgrade-controller:
 """Rolls k3s upgrades one hub server at a time (its release assets use this tag; the repo's own manifest at
 v0.20.1 still says v0.14.0, rancher/system-upgrade-controller `scripts/package-controller`)."""
 SYSTEM_UPGRADE_KUBECTL_IMAGE = "docker.io/rancher/kubectl:v1.30.3"
-"""The cordon step of an upgrade Job (system-upgrade-controller v0.20.1 `pkg/upgrade/job/job.go` default)."""
+"""The cordon step of an upgrade Job (system-upgrade-controller v0.20.1 `pkg/upgrade/job/job.go` default). Against
+the hub's v1.34 API this is outside kubectl's one-minor skew; the step only runs `kubectl cordon <node>` (nodes
+get/patch, stable since v1), so the upstream default stays until a newer tag of the image is verified."""
 K3S_UPGRADE_IMAGE = "docker.io/rancher/k3s-upgrade"
 """Tag = the Plan's version with `+` -> `-` (system-upgrade-controller `pkg/upgrade/plan/plan.go` MungeVersion)."""
 

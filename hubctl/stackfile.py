@@ -16,6 +16,7 @@ from typing import Any
 
 from components.config import PROJECT, ConfigError
 from components.kube import safeyaml
+from hubctl import projectfile
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
     config: dict[str, str] = {}
     secrets: list[str] = []
     written: dict[str, str] = {}
+    values: dict[str, Any] = {}
     for key, value in raw.items():
         shown = str(key)[:80]
         key = str(key)
@@ -98,6 +100,7 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
         if key in written:
             raise ConfigError(f"{rel}: {key}: set twice (as {written[key]} and {shown}); keep one")
         written[key] = shown
+        values[key] = value
         if isinstance(value, dict) and "secure" in value:
             if set(value) != {"secure"} or not isinstance(value["secure"], str):
                 raise ConfigError(f"{rel}: {key}: a secret is `secure: <ciphertext>` and nothing else; set it with "
@@ -111,11 +114,16 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
         if key in PLAIN_CREDENTIALS:
             raise ConfigError(f"{rel}: {key}: a credential in plain text would sit in git; remove it and run "
                               f"`pulumi config set --secret {key} <value>` (or export it in the environment)")
-        if isinstance(value, str):
-            config[key] = value
-        else:
-            config[key] = json.dumps(value)
+        config[key] = _engine_value(value)
+    project = projectfile.load_project(repo)
+    if project is not None:  # what the CLI refuses, and the defaults it adds, before the program runs
+        projectfile.check_stack(project, stack, rel, values)
+        config.update({k: _engine_value(v) for k, v in projectfile.defaults(project, values).items()})
     return StackConfig(stack=stack, path=path, config=config, secret_keys=tuple(sorted(secrets)))
+
+
+def _engine_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _has_nested_secure(value: Any) -> bool:

@@ -414,3 +414,46 @@ def test_budget_markdown() -> None:
     assert "| **traffic RTO, client caches included** | **96** | |" in md
     assert "| **total** | **243.33** | |" in md
     assert "| search | Divided | max(traffic, capacity) = capacity | 243.33 |" in md
+
+
+# ------------------------------------------------------------------------------ one hub server lost
+
+
+def test_a_lost_hub_server_can_stall_a_pull_lease_past_the_default_grace() -> None:
+    """The defaults (grace 40, lease 40, client-go's 30 + 15): a renewal on a connection to the dead server's
+    karmada-apiserver hangs until the HTTP/2 health check drops it, then redials: 10 + 30 + 15 + 10 = 65 s."""
+    loss = budget_mod.hub_server_loss(grace=40, lease_duration=40, servers=3)
+    assert loss.stall == 65 and loss.margin == -25
+    text = loss.footnote()
+    assert "max(10 + 30 + 15 + 10, 10 + 40) = 65 s" in text and "25 s over clusterMonitorGracePeriod 40 s" in text
+    assert "clusterMonitorGracePeriod >= 66 s adds 26 s to Pull detection" in text
+    # what each lever buys
+    assert budget_mod.hub_server_loss(grace=40, lease_duration=40, servers=3, read_idle=10, ping_timeout=5).stall == 50
+    assert budget_mod.hub_server_loss(grace=70, lease_duration=40, servers=3).margin == 5
+    assert "within clusterMonitorGracePeriod 70 s (margin 5 s)" in budget_mod.hub_server_loss(
+        grace=70, lease_duration=40, servers=3).footnote()
+    with pytest.raises(ValueError):
+        budget_mod.hub_server_loss(grace=40, lease_duration=40, servers=0)
+
+
+def test_the_budget_says_it_for_pull_fleets_only() -> None:
+    dev = budget_mod.failover_budget(load_stack("dev"))
+    assert any(f.startswith("one hub server lost without a reset") for f in dev.footnotes)
+    assert "one hub server lost" in budget_mod.format_budget(dev) and "one hub server lost" in \
+        budget_mod.budget_markdown(dev)
+    push_only = load_stack("dev", members=[{**m, "syncMode": "Push"} for m in _dev_members()])
+    assert not any(f.startswith("one hub server lost") for f in budget_mod.failover_budget(push_only).footnotes)
+    tuned = load_stack("dev", failover={**_dev_failover(), "clientReadIdleSeconds": 10, "clientPingTimeoutSeconds": 5})
+    assert any("max(10 + 10 + 5 + 10, 10 + 40) = 50 s" in f for f in budget_mod.failover_budget(tuned).footnotes)
+
+
+def _dev_members() -> list[dict[str, Any]]:
+    from tests.support.tools import stack_values
+
+    return list(stack_values("dev")[0]["members"])
+
+
+def _dev_failover() -> dict[str, Any]:
+    from tests.support.tools import stack_values
+
+    return dict(stack_values("dev")[0]["failover"])

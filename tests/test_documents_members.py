@@ -446,3 +446,25 @@ def test_validate_any_dispatches_by_group() -> None:
         validate_any({**m.namespace("x"), "bogus": True}, MINOR)
     with pytest.raises(SchemaError, match="no served CRD"):
         validate_any({"apiVersion": "policy.karmada.io/v9", "kind": "Nope", "metadata": {"name": "x"}})
+
+
+def test_the_client_health_check_reaches_the_agent_and_the_controller_manager(rendered_dev: Any) -> None:
+    from hubctl.plan import run_program
+    from tests.support.rendered import find
+    from tests.support.tools import REPO, edited_stack
+
+    def env(plan: Any, target: str, kind: str, name: str) -> dict[str, str]:
+        (container,) = find(plan, target, kind, name)["spec"]["template"]["spec"]["containers"]
+        return {e["name"]: e.get("value", "") for e in container.get("env") or []}
+
+    names = {"HTTP2_READ_IDLE_TIMEOUT_SECONDS", "HTTP2_PING_TIMEOUT_SECONDS"}
+    assert not names & set(env(rendered_dev, "member-dev-hel1-a", "Deployment", m.AGENT_NAME)), "defaults unchanged"
+    assert not names & set(env(rendered_dev, "host", "Deployment", "karmada-controller-manager"))
+
+    def tune(failover: dict[str, Any]) -> None:
+        failover.update(clientReadIdleSeconds=10, clientPingTimeoutSeconds=5)
+
+    tuned = run_program(REPO, edited_stack("dev", {"failover": tune}))
+    for target, name in (("member-dev-hel1-a", m.AGENT_NAME), ("host", "karmada-controller-manager")):
+        got = env(tuned, target, "Deployment", name)
+        assert got["HTTP2_READ_IDLE_TIMEOUT_SECONDS"] == "10" and got["HTTP2_PING_TIMEOUT_SECONDS"] == "5", name

@@ -52,6 +52,7 @@ from tests.support.tools import REPO, require_tool
 
 MEMBER = "prod-fsn1-b"
 SIGNING_CAP = dt.timedelta(hours=720)
+BACKDATE = dt.timedelta(minutes=5)
 ADMIN_TOKEN, JOIN_TOKEN, RESTART_TOKEN = "member-admin", "join-sa-token", "restart-sa-token"
 USAGES_FULL = {"digital signature", "key encipherment", "client auth"}
 
@@ -100,9 +101,11 @@ class Approver:
         obj["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "AutoApproved"}]}
         now = dt.datetime.now(dt.UTC).replace(microsecond=0)
         life = min(dt.timedelta(seconds=int(spec.get("expirationSeconds", 10**9))), SIGNING_CAP)
+        # csrsigning's PermissiveSigningPolicy: NotBefore = now - 5m; NotAfter = now + ttl - 5m for ttl >= 8h
+        # (kubernetes v1.35.4 pkg/controller/certificates/signer/signer.go sign, authority/policies.go apply)
         cert = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(self.ca_cert.subject)
                 .public_key(csr.public_key()).serial_number(x509.random_serial_number())
-                .not_valid_before(now - dt.timedelta(seconds=1)).not_valid_after(now + life)
+                .not_valid_before(now - BACKDATE).not_valid_after(now + life - BACKDATE)
                 .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
                 .sign(self.ca_key, hashes.SHA256()))
         obj["status"]["certificate"] = base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
@@ -312,8 +315,9 @@ def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> 
     secret = lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)
     assert secret is not None
     user = json.loads(base64.b64decode(secret["data"][docs.AGENT_KUBECONFIG_SECRET]))["users"][0]
-    issued = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"])
-                                            ).not_valid_before_utc
+    not_before = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"])
+                                                ).not_valid_before_utc
+    issued = not_before + BACKDATE  # when kube-controller-manager signed it
     lab.member.put("apps", "deployments", {"metadata": {"name": docs.AGENT_NAME, "namespace": docs.AGENT_NAMESPACE},
                                            "spec": {"template": {"metadata": {}}}})
 
@@ -326,16 +330,113 @@ def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> 
     pod("agent-new", issued + dt.timedelta(minutes=10))
     fresh = lab.run(lab.restart_args, RESTART_TOKEN)
     assert fresh.returncode == 0 and fresh.stdout.strip() == "restart: every agent runs the current certificate"
+    # started a minute after the rotation: kubelet may still have served it the old file. Measured from notBefore
+    # (five minutes earlier) this container looked six minutes younger than the certificate and was never rolled.
+    pod("agent-just-after", issued + dt.timedelta(minutes=1))
     pod("agent-old", issued - dt.timedelta(days=20))
     rolled = lab.run(lab.restart_args, RESTART_TOKEN)
     assert rolled.returncode == 0, rolled.stderr
-    assert rolled.stdout.strip().startswith("restart: restarting agent-old for the certificate issued ")
+    assert rolled.stdout.strip().startswith(
+        "restart: restarting agent-just-after, agent-old for the certificate valid from "), rolled.stdout
     deployment = lab.member.get("apps", "deployments", docs.AGENT_NAMESPACE, docs.AGENT_NAME)
     assert deployment is not None
     mark = deployment["spec"]["template"]["metadata"]["annotations"][script.RESTART_ANNOTATION]
-    assert mark == issued.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert mark == not_before.strftime("%Y-%m-%dT%H:%M:%SZ")
     again = lab.run(lab.restart_args, RESTART_TOKEN)
-    assert again.stdout.strip() == f"restart: a rollout for the certificate issued {mark} is under way"
+    assert again.stdout.strip() == f"restart: a rollout for the certificate valid from {mark} is under way"
+
+
+def _kubeconfig_secret(server: str, ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
+    text = script.kubeconfig(MEMBER, server, ca_pem.encode(), cert_pem.encode(), key_pem.encode())
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": docs.AGENT_KUBECONFIG_SECRET, "namespace": docs.AGENT_NAMESPACE},
+            "data": {docs.AGENT_KUBECONFIG_KEY: base64.b64encode(text.encode()).decode()}}
+
+
+@pytest.mark.parametrize("change", ["hub CA", "hub URL"])
+def test_a_member_that_trusts_another_hub_joins_again(lab: Lab, change: str) -> None:
+    """After a Karmada CA change or a new hub URL the member's certificate still has weeks left: that must not count
+    as joined. PullJoin (its create runs again when hubUrl/hubCaPem change) writes a new token, and the Job (its
+    template carries the hub's fingerprint, so it runs again) replaces the kubeconfig."""
+    old_ca = make_ca("karmada-before-rotation")
+    old_cert = make_leaf(old_ca, docs.agent_user(MEMBER), False)
+    server, ca = (lab.hub.url, old_ca.cert_pem) if change == "hub CA" else ("https://old-hub.example.com:32443",
+                                                                           lab.karmada_ca)
+    if change == "hub URL":  # a certificate of the current CA, for a hub that moved
+        signed = lab.run(lab.job_args, JOIN_TOKEN) if _pull_join(lab) else None
+        assert signed is not None and signed.returncode == 0, signed.stderr
+        config = json.loads(base64.b64decode(lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)["data"][  # type: ignore
+            docs.AGENT_KUBECONFIG_KEY]))
+        user = config["users"][0]["user"]
+        old_cert.cert_pem = base64.b64decode(user["client-certificate-data"]).decode()
+        old_cert.key_pem = base64.b64decode(user["client-key-data"]).decode()
+    lab.member.put("", "secrets", _kubeconfig_secret(server, ca, old_cert.cert_pem, old_cert.key_pem))
+
+    facts = _pull_join(lab)  # against the current hub: lab.hub.url and the rendered Karmada CA
+    assert facts["joined"] is False, "a certificate with life left is not a join to this hub"
+    result = lab.run(lab.job_args, JOIN_TOKEN)
+    assert result.returncode == 0, result.stderr
+    assert "is stale: it points at another hub (server or CA) than the bootstrap Secret" in result.stdout
+    assert result.stdout.strip().endswith("join: joined")
+    config = json.loads(base64.b64decode(lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)["data"][  # type: ignore
+        docs.AGENT_KUBECONFIG_KEY]))
+    assert config["clusters"][0]["cluster"]["server"] == lab.hub.url
+    assert base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode() == lab.karmada_ca
+    cert = x509.load_pem_x509_certificate(base64.b64decode(config["users"][0]["user"]["client-certificate-data"]))
+    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(lab.karmada_ca.encode()))
+    assert _pull_join(lab)["joined"] is True
+
+
+def test_joined_means_this_hub_this_ca_a_signed_certificate_and_life_left() -> None:
+    ca, other = make_ca("karmada"), make_ca("another karmada")
+    now = dt.datetime.now(dt.UTC)
+    leaf = make_leaf(ca, docs.agent_user(MEMBER), False)
+    url = "https://api.hub.example.com:32443"
+
+    def text(server: str = url, ca_pem: str = ca.cert_pem, cert_pem: str = leaf.cert_pem) -> bytes:
+        return script.kubeconfig(MEMBER, server, ca_pem.encode(), cert_pem.encode(), leaf.key_pem.encode()).encode()
+
+    assert pull_join.joins_to(text(), url, ca.cert_pem, now)
+    assert pull_join.joins_to(text(), url + "/", "\n" + ca.cert_pem.replace("\n", "\r\n"), now)  # same hub, rewrapped
+    rotated = yaml.safe_dump(json.loads(text()))  # certRotation writes it back as YAML
+    assert pull_join.joins_to(rotated.encode(), url, ca.cert_pem, now)
+    assert not pull_join.joins_to(text(), url, other.cert_pem, now), "another CA"
+    assert not pull_join.joins_to(text(server="https://old.example.com:32443"), url, ca.cert_pem, now), "another URL"
+    forged = make_leaf(other, docs.agent_user(MEMBER), False)
+    assert not pull_join.joins_to(text(cert_pem=forged.cert_pem), url, ca.cert_pem, now), "not signed by the CA"
+    assert not pull_join.joins_to(text(), url, ca.cert_pem, now + dt.timedelta(hours=22)), "life nearly used up"
+    assert not pull_join.joins_to(b"not: [a, kubeconfig", url, ca.cert_pem, now)
+    # the script's own decision, with the bootstrap Secret's hub
+    secret = _kubeconfig_secret(url, ca.cert_pem, leaf.cert_pem, leaf.key_pem)
+    require_tool("openssl", "Debian package openssl")
+    assert script.stale_because(secret, now, (url, ca.cert_pem.encode())) is None
+    assert script.stale_because(secret, now, None) is None
+    assert "another hub" in str(script.stale_because(secret, now, (url, other.cert_pem.encode())))
+    assert "another hub" in str(script.stale_because(secret, now, ("https://new.example.com", ca.cert_pem.encode())))
+    mixed = _kubeconfig_secret(url, ca.cert_pem, forged.cert_pem, forged.key_pem)
+    assert "does not verify" in str(script.stale_because(mixed, now, None))
+    assert "life left" in str(script.stale_because(secret, now + dt.timedelta(hours=22), None))
+
+
+def test_a_new_hub_url_or_ca_replaces_the_pull_join() -> None:
+    provider = pull_join._PullJoinProvider()
+    olds = {"cluster": MEMBER, "tokenId": "abc123", "generation": 1, "hubUrl": "https://a", "hubCaPem": "CA1",
+            "writerKubeconfig": "w", "memberKubeconfig": "m"}
+    for key, value in (("hubUrl", "https://b"), ("hubCaPem", "CA2"), ("generation", 2)):
+        diff = provider.diff("id", olds, {**olds, key: value})
+        assert diff.replaces == [key] and diff.delete_before_replace, key
+    diff = provider.diff("id", olds, {**olds, "writerKubeconfig": "w2"})
+    assert diff.changes and not diff.replaces
+
+
+def test_the_join_job_runs_again_for_another_hub(rendered_prod: dict[str, Plan]) -> None:
+    job = find(rendered_prod["prod-fsn1"], f"member-{MEMBER}", "Job", docs.JOIN_NAME)
+    hub = rendered_prod["prod-hub"]
+    outputs = hub.outputs
+    trust = job["spec"]["template"]["metadata"]["annotations"][docs.HUB_TRUST_ANNOTATION]
+    assert trust == docs.hub_trust(outputs["karmadaApiEndpoint"], outputs["karmadaCaCertPem"])
+    assert docs.hub_trust(outputs["karmadaApiEndpoint"], make_ca("new").cert_pem) != trust
+    assert docs.hub_trust("https://elsewhere:32443", outputs["karmadaCaCertPem"]) != trust
 
 
 def test_the_openssl_csr_has_exactly_the_agent_subject(tmp_path: Path) -> None:
@@ -366,3 +467,17 @@ def test_the_script_agrees_with_the_program_on_names() -> None:
     assert script.csr_subject("dev-hel1-a") == [("O", spec.organization[0]), ("CN", spec.common_name)]
     assert spec.common_name == docs.agent_user("dev-hel1-a")
     assert script.KUBECONFIG_KEY == docs.AGENT_KUBECONFIG_KEY == "karmada-kubeconfig"
+
+
+def test_an_all_in_one_join_waits_for_the_hub_side_rbac(rendered_dev: Plan) -> None:
+    """In one stack nothing else orders PullJoin (and so the Job) after the RBAC its CSR needs: a denied
+    SubjectAccessReview is never retried by agentcsrapproving, and the Job would wait out its 600 s."""
+    by_urn = {r.urn: r for r in rendered_dev.records}
+    for member in ("dev-hel1-a",):  # dev's Pull member
+        join = next(r for r in rendered_dev.records if r.name == f"member-{member}-join")
+        needed = {r.urn for r in rendered_dev.records if r.custom and "rbac.authorization.k8s.io" in r.type and (
+            unwrap(r.inputs).get("metadata", {}).get("name", "") in {
+                "system:karmada:agent-bootstrap", "system:karmada:agent-autoapprove-bootstrap",
+                f"system:karmada:{member}:agent", f"system:karmada:{member}:agent-work"})}
+        assert len(needed) == 6, sorted(by_urn[u].name for u in needed)  # 2 bootstrap bindings, 2 roles, 2 bindings
+        assert needed <= set(join.dependencies), sorted(by_urn[u].name for u in needed - set(join.dependencies))

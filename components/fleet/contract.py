@@ -81,9 +81,10 @@ PULL_JOIN = Contract(
             credential="bootstrap-token"),
     ),
     makes=(
-        Makes("member", "Secret", docs.AGENT_KUBECONFIG_SECRET, True, "when the member holds no kubeconfig with a "
-              "tenth of its life left: created (a stale one replaced), key `karmada-kubeconfig`; afterwards the "
-              "agent's certRotation rewrites it in place", _SCRIPT, namespace=docs.AGENT_NAMESPACE),
+        Makes("member", "Secret", docs.AGENT_KUBECONFIG_SECRET, True, "when the member holds no kubeconfig for the "
+              "current hub (its server and CA those of the bootstrap Secret, its client certificate verified by "
+              "that CA with a tenth of its life left): created (a stale one replaced), key `karmada-kubeconfig`; "
+              "afterwards the agent's certRotation rewrites it in place", _SCRIPT, namespace=docs.AGENT_NAMESPACE),
         Makes("karmada", "CertificateSigningRequest", "<cluster>-*", True, "one per join (generateName); "
               "kube-controller-manager's csrcleaner removes it", _SCRIPT),
     ),
@@ -143,7 +144,11 @@ AGENT_RESTART = Contract(
     facts=(
         Fact("the agent reads its kubeconfig only at start and certRotation rewrites the Secret; the restart rolls "
              "the Deployment (a pod-template annotation naming the certificate's notBefore) when a container "
-             "started before the new certificate plus two minutes (kubelet's Secret refresh)", _ROTATION),
+             "started before the new certificate's issue time plus two minutes (kubelet's Secret refresh)",
+             _ROTATION),
+        Fact("kube-controller-manager backdates a signed certificate: notBefore = issue time - 5 minutes, so the "
+             "issue time is notBefore + 5 minutes", Src("kubernetes/kubernetes", "v1.35.4",
+                                                           "pkg/controller/certificates/signer/signer.go", "sign")),
     ),
     kubeconfig_flags=(),
 )

@@ -104,11 +104,13 @@ class MemberCluster(pulumi.ComponentResource):
               karmada_ca_pem: pulumi.Input[str], writer_kubeconfig: pulumi.Input[str],
               member_kubeconfig: pulumi.Output[str], on_member: pulumi.ResourceOptions,
               on_hub: pulumi.ResourceOptions) -> None:
+        failover = flags.FailoverSettings.from_config(config.failover)
         args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
-                                zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
+                                zones=member.zones, failover=failover)
         source = agent_script.source(docs.JOIN_SCRIPT)
+        trust = pulumi.Output.all(karmada_url, karmada_ca_pem).apply(lambda v: docs.hub_trust(v[0], v[1]))
         objects = docs.pull_member_objects(member.name, config.karmada.version, args, source,
-                                           member.join_generation)
+                                           member.join_generation, trust, failover.client_env())
         ns = apply(prefix, objects[0], on_member)
         join = PullJoin(f"{prefix}-join", member.name, docs.token_id(member.name), member.join_generation, karmada_url,
                         karmada_ca_pem, writer_kubeconfig, member_kubeconfig, opts=pulumi.ResourceOptions(

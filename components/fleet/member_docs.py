@@ -23,6 +23,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from components import versions
@@ -468,6 +469,15 @@ RESTART_NAME = "karmada-agent-restart"
 JOIN_SCRIPT = "pull_join.py"
 RESTART_SCHEDULE = "*/15 * * * *"
 GENERATION_ANNOTATION = "karmada-hub.io/join-generation"
+HUB_TRUST_ANNOTATION = "karmada-hub.io/hub-trust"
+"""On the join Job's pod template: `hub_trust` of the hub URL and CA the member must trust, so a new one replaces the
+Job and it runs again (PullJoin, replaced by the same change, has written a new bootstrap Secret by then)."""
+
+
+def hub_trust(hub_url: str, hub_ca_pem: str) -> str:
+    """A short fingerprint of what a Pull member trusts: the hub URL and its CA (whitespace-insensitive)."""
+    material = hub_url.rstrip("/") + "\n" + "".join(hub_ca_pem.split())
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 def _script_pod(name: str, sa: str, argv: list[str], source: str, extra_annotations: dict[str, str] | None = None,
@@ -500,12 +510,13 @@ def restart_args() -> list[str]:
             f"--deployment={AGENT_NAME}", f"--selector=app={AGENT_NAME}"]
 
 
-def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, Any]]:
+def join_objects(cluster: str, source: str, generation: int, trust: Any = None) -> list[dict[str, Any]]:
     """Member: the join's own service account (get both Secrets, update the kubeconfig, delete the bootstrap copy,
     create: a create cannot be limited by name), the script, and the Job.
 
-    A new `generation` (joinGeneration) or script changes the Job's template, so Pulumi replaces it and it runs
-    again (and exits at once while the member's credential is still good)."""
+    A new `generation` (joinGeneration), `trust` (`hub_trust` of the hub URL and CA; may be an Output) or script
+    changes the Job's template, so Pulumi replaces it and it runs again (and exits at once while the member's
+    credential is still good for that hub)."""
     secret = lambda names, verbs: {"apiGroups": [""], "resources": ["secrets"], "resourceNames": names,  # noqa: E731
                                    "verbs": verbs}
     rules = [secret([AGENT_KUBECONFIG_SECRET, AGENT_BOOTSTRAP_SECRET], ["get"]),
@@ -517,7 +528,8 @@ def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, A
         "metadata": {"name": JOIN_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels({"app": JOIN_NAME})},
         "spec": {"backoffLimit": 6, "activeDeadlineSeconds": 1800,
                  "template": _script_pod(JOIN_NAME, JOIN_NAME, join_args(cluster), source,
-                                         {GENERATION_ANNOTATION: str(generation)})},
+                                         {GENERATION_ANNOTATION: str(generation),
+                                          **({HUB_TRUST_ANNOTATION: trust} if trust is not None else {})})},
     }
     return [
         _service_account(JOIN_NAME, AGENT_NAMESPACE),
@@ -557,7 +569,8 @@ def restart_objects(source: str) -> list[dict[str, Any]]:
 
 
 def pull_member_objects(cluster: str, version: str, args: list[str], source: str,
-                        generation: int = 1) -> list[dict[str, Any]]:
+                        generation: int = 1, trust: Any = None,
+                        client_env: Sequence[dict[str, str]] = ()) -> list[dict[str, Any]]:
     """Member side of a Pull join, in apply order: namespace, the agent's account (all-access in its member, as
     upstream: it applies whatever the hub propagates), the join, the agent, its PDB, the certificate pickup.
 
@@ -570,20 +583,22 @@ def pull_member_objects(cluster: str, version: str, args: list[str], source: str
         _cluster_role(AGENT_NAME, _all_access_rules(), _labels()),
         _binding("ClusterRoleBinding", AGENT_NAME, "ClusterRole", _sa_subject(AGENT_SA, AGENT_NAMESPACE),
                  labels=_labels()),
-        *join_objects(cluster, source, generation),
-        agent_deployment(cluster, version, args),
+        *join_objects(cluster, source, generation, trust),
+        agent_deployment(cluster, version, args, client_env=client_env),
         agent_pod_disruption_budget(),
         *restart_objects(source),
     ]
 
 
-def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS) -> dict[str, Any]:
+def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS,
+                     client_env: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
     """Member: the karmada-agent Deployment (image `docker.io/karmada/karmada-agent:<version>`).
 
     The agent talks to its own member with the in-cluster SA token (so the token stays mounted) and to the hub
     with the mounted kubeconfig Secret, which the join Job writes (the pods wait for it; a missing file would make
     the agent fall back to its in-cluster config as if the member were the hub). Only `/healthz` exists on the
-    probe port (no `/readyz`), for both probes.
+    probe port (no `/readyz`), for both probes. `client_env`: client-go's HTTP/2 health check, when the stack sets
+    it (flags.FailoverSettings.client_env): how soon a lease renewal on a connection to a dead hub server fails.
     """
     labels = {"app": AGENT_NAME}
     return {
@@ -611,7 +626,8 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         # agent_args binds its health and metrics listeners to $(POD_IP); kubelet expands
                         # $(VAR) only from the container's env and leaves an undefined one as literal text,
                         # on which controller-runtime's listener fails and the agent exits.
-                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                                *client_env],
                         "ports": [
                             {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},
                             {"name": "healthz", "containerPort": AGENT_HEALTH_PORT, "protocol": "TCP"},

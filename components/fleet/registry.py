@@ -46,6 +46,11 @@ MEMBER_CLUSTER = "karmada-hub:index:MemberCluster"
 class MemberRegistry(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
     """What region-side objects wait for in an all-in-one stack (the tenant namespaces)."""
+    join_ready: dict[str, list[pulumi.Resource]]
+    """Pull member -> what its join needs in karmada-apiserver before it starts: the bootstrap RBAC (without it
+    agentcsrapproving's SubjectAccessReview is denied, and the approver never looks at that CSR again: karmada
+    v1.18.2 pkg/controllers/certificate/approver/agent_csr_approving.go `handleCertificateSigningRequest`) and the
+    agent's own RBAC. A region stack runs after its hub anyway; an all-in-one stack orders its join after these."""
 
     def __init__(self, name: str, config: FleetConfig, members: Sequence[MemberConfig], tenants: Sequence[TenantConfig],
                  karmada_provider: pulumi.ProviderResource, host_provider: pulumi.ProviderResource,
@@ -59,9 +64,10 @@ class MemberRegistry(pulumi.ComponentResource):
         """Every certificate it issues (each estimator's serving certificate), for the expiry records."""
         self.ready = [apply("karmada", policy_docs.tenant_namespace(t), pulumi.ResourceOptions.merge(
             on_hub, from_policies)) for t in tenants]
+        bootstrap: list[pulumi.Resource] = []
         if any(m.sync_mode == "Pull" for m in members):
-            for obj in docs.bootstrap_rbac():
-                apply("karmada", obj, on_hub)
+            bootstrap = [apply("karmada", obj, on_hub) for obj in docs.bootstrap_rbac()]
+        self.join_ready = {}
         for member in members:
             prefix = "karmada"
             was = moved_from(MEMBER_CLUSTER, f"member-{member.name}")
@@ -74,6 +80,7 @@ class MemberRegistry(pulumi.ComponentResource):
                     created[(obj["kind"], obj["metadata"]["name"])] = apply(
                         prefix, obj, pulumi.ResourceOptions.merge(on_hub, pulumi.ResourceOptions(
                             depends_on=[*after, *deps], aliases=was.aliases)))
+                self.join_ready[member.name] = [*bootstrap, *created.values()]
             if member.scheduler_estimator:
                 self._estimator(config, member, karmada_ca, pulumi.ResourceOptions.merge(on_host, was), was)
         self.register_outputs({"members": [m.name for m in members], "tenants": [t.namespace for t in tenants]})

@@ -3,8 +3,11 @@
 One private network and subnet in one network zone, one spread placement group, an odd number of
 servers round-robin over the locations, each with its own Primary IP (known before the server exists, so
 it is in the certificates), and a Cloud Firewall: SSH only from `sshCidrs`, k3s (6443) from `apiCidrs`, the
-karmada-apiserver's NodePort (32443) from `apiCidrs` and `karmadaCidrs`, cluster ports only from the
-private network. Those public addresses are the admin path: the Cloud Firewall filters them.
+karmada-apiserver's NodePort (32443) from `apiCidrs` and `karmadaCidrs`, and nothing else on the public
+interface. Those public addresses are the admin path: the Cloud Firewall filters them. It filters nothing else: a
+Hetzner Cloud Firewall applies to a server's public interface only, so the cluster's own traffic (etcd peering,
+kubelet, flannel's VXLAN, which cloud_init pins to the private interface, LB-to-NodePort) runs over the private
+network unfiltered, and no rule "for the private network" could match anything (docs.hetzner.com/cloud/firewalls/faq).
 
 The API load balancer is private by default (server joins, in-network clients): a Hetzner load balancer
 has no firewall, so its public interface would serve 6443 and 5443 to the whole internet. Only a stack
@@ -84,11 +87,12 @@ def karmada_api_cidrs(hub: HubConfig) -> list[str]:
 
 
 def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
-    """Inbound rules; Hetzner firewalls deny all other inbound traffic once a rule exists."""
+    """Inbound rules of the public interface; Hetzner firewalls deny all other inbound traffic once a rule exists.
+    Nothing for the cluster's own ports: servers reach each other over the private network, which no Cloud Firewall
+    filters (a rule with the private network as source would never match)."""
     ssh = [str(c) for c in hub.firewall.ssh_cidrs]
     api = [str(c) for c in hub.firewall.api_cidrs]
-    private = [str(hub.network.cidr)]
-    rules = [
+    return [
         hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port="22", source_ips=ssh,
                                 description="SSH from the stack's admin CIDRs"),
         hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port=str(K3S_API_PORT), source_ips=api,
@@ -99,12 +103,6 @@ def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
         hcloud.FirewallRuleArgs(direction="in", protocol="icmp", source_ips=["0.0.0.0/0", "::/0"],
                                 description="ICMP (path MTU discovery, ping)"),
     ]
-    for port, proto, what in (("2379-2380", "tcp", "embedded etcd client/peer"), ("10250", "tcp", "kubelet"),
-                              ("8472", "udp", "flannel VXLAN"), ("5001", "tcp", "embedded registry"),
-                              ("30000-32767", "tcp", "NodePorts for the load balancers")):
-        rules.append(hcloud.FirewallRuleArgs(direction="in", protocol=proto, port=port, source_ips=private,
-                                             description=f"{what}, private network only"))
-    return rules
 
 
 class HubCluster(pulumi.ComponentResource):

@@ -55,7 +55,8 @@ def apis(path: str, symbol: str = "") -> Src:
 
 
 def kas(path: str, symbol: str = "") -> Src:
-    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read at v0.35.2)."""
+    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read
+    at v0.35.2)."""
     return Src("kubernetes/apiserver", "v0.35.2", path, symbol)
 
 
@@ -283,8 +284,9 @@ ETCD = Contract(
     facts=(
         Fact("`--snapshot-count` is deprecated in 3.6 and decommissioned in 3.7 (not rendered)",
              etcd_src("server/embed/config.go", "Config.AddFlags")),
-        Fact("the image is distroless (no shell): only /usr/local/bin/etcd, etcdctl, etcdutl",
-             etcd_src("Dockerfile")),
+        Fact("the rendered image (registry.k8s.io/etcd) is distroless static plus a static bash as /bin/sh; etcd, "
+             "etcdctl and etcdutl are in /usr/local/bin (not etcd-io's own image)",
+             Src("kubernetes/kubernetes", "v1.35.4", "cluster/images/etcd/Dockerfile")),
         Fact("`--initial-cluster*` are honoured only on a data dir without WAL; restarts use the WAL",
              etcd_src("server/etcdserver/bootstrap.go", "bootstrap")),
         Fact("a config file starts from embed.NewConfig: in 3.4 that leaves enable-grpc-gateway off (its flag "
@@ -335,8 +337,9 @@ ETCD_PREPARE = Contract(
                    resolve=_etcd_clients),
     ),
     exits=(
-        Fact("after --wait-seconds without a safe decision (no quorum, a member unreachable): exit 1, kubelet restarts "
-             "it; an etcd flag without a config-file mapping, or --name not expanded: exit 1 at once", _PREPARE),
+        Fact("without a safe decision (no quorum, a member unreachable) it keeps waiting and answering `empty`, "
+             "and says why again every --remind-seconds; an etcd flag without a config-file mapping, --name not "
+             "expanded or a foreign CA: exit 1 at once", _PREPARE),
     ),
     facts=(
         Fact("a member without a WAL rejoins as a new member (remove, add, `existing`) only through a member that "
@@ -620,10 +623,22 @@ SCHEDULER = Contract(
 
 _CM = k("cmd/controller-manager/app/controllermanager.go", "Run")
 
+CLIENT_HEALTH_ENV = (
+    EnvVar(flags.HTTP2_READ_IDLE_ENV, False, "seconds without a frame before client-go pings an HTTP/2 connection "
+           "(default 30; 0 disables the check); rendered only from failover.clientReadIdleSeconds",
+           Src("kubernetes/apimachinery", "v0.35.3", "pkg/util/net/http.go", "readIdleTimeoutSeconds")),
+    EnvVar(flags.HTTP2_PING_TIMEOUT_ENV, False, "seconds client-go waits for that ping's answer before it closes "
+           "the connection (default 15); rendered only from failover.clientPingTimeoutSeconds",
+           Src("kubernetes/apimachinery", "v0.35.3", "pkg/util/net/http.go", "pingTimeoutSeconds")),
+)
+"""client-go's HTTP/2 connection health check, read by every client-go transport (karmada v1.18.2 builds on
+client-go v0.35.3): how long a request on a connection to a hub server that died without a reset hangs."""
+
 CONTROLLER_MANAGER = Contract(
     key="karmada-controller-manager", title="karmada-controller-manager", upstream=KARMADA,
     match=Match(command="karmada-controller-manager"),
     rendered_by="components/karmada/control_plane.py, flags/controller_manager.py",
+    env=CLIENT_HEALTH_ENV,
     files=(
         FileFlag("kubeconfig", "read", "karmada-apiserver (GetConfig error panics)", _CM),
         FileFlag("cluster-api-kubeconfig", "read", "CAPI management cluster for built-in auto-join (not rendered)",
@@ -781,6 +796,7 @@ AGENT = Contract(
         EnvVar("KUBERNETES_SERVICE_HOST", True, "in-cluster config of its own member (a mounted service account "
                "token too); also the silent fallback when the --karmada-kubeconfig file is missing",
                k("pkg/karmadactl/util/apiclient/apiclient.go", "RestConfig")),
+        *CLIENT_HEALTH_ENV,
     ),
     files=(
         FileFlag("karmada-kubeconfig", "read", "the karmada-apiserver; if the file does not exist the agent falls "

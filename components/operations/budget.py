@@ -288,6 +288,76 @@ def compute_budget(
     return best
 
 
+# ------------------------------------------------------------------------------ one hub server lost
+
+LEASE_RENEW_FRACTION = 0.25
+"""karmada-agent's `--cluster-lease-renew-interval-fraction` (default, not rendered): it renews its lease every
+clusterLeaseDuration/4 (karmada v1.18.2 pkg/controllers/status/cluster_status_controller.go initLeaseController)."""
+CLIENT_READ_IDLE_SECONDS = 30
+"""client-go pings an HTTP/2 connection after this long without a frame (env HTTP2_READ_IDLE_TIMEOUT_SECONDS)..."""
+CLIENT_PING_TIMEOUT_SECONDS = 15
+"""...and closes it when the ping is not answered within this (env HTTP2_PING_TIMEOUT_SECONDS); both are
+k8s.io/apimachinery v0.35.3 pkg/util/net/http.go defaults. Until then a request on a connection to a server that
+died without a reset hangs: the lease controller's updates carry no timeout of their own
+(k8s.io/component-helpers apimachinery/lease/controller.go)."""
+CLIENT_DIAL_TIMEOUT_SECONDS = 30.0
+"""client-go's dialer timeout (k8s.io/client-go transport/cache.go). Go splits it over a name's addresses in turn
+(net dialSerial), so the next connection, when the dead server's address comes first, waits timeout/servers."""
+ETCD_KEEPALIVE_SECONDS = 40.0
+"""karmada-apiserver's etcd client drops a stream to a dead etcd member after gRPC keepalive 30 s + 10 s
+(k8s.io/apiserver v0.35.4 pkg/storage/storagebackend/factory/etcd3.go keepaliveTime, keepaliveTimeout); a write
+through it hangs that long at least (the etcd-client Service may still route to the dead member after that)."""
+
+
+@dataclass(frozen=True)
+class HubServerLoss:
+    """One hub server dies without a reset: how long a healthy Pull agent's lease renewal can stall, against the
+    grace period after which karmada-controller-manager marks its Cluster `Ready=Unknown` (karmada v1.18.2
+    pkg/controllers/cluster/cluster_controller.go tryUpdateClusterHealth), and the ClusterTaintPolicy taints it."""
+
+    stall: float
+    grace: float
+    how: str
+
+    @property
+    def margin(self) -> float:
+        return self.grace - self.stall
+
+    def footnote(self) -> str:
+        f = fmt_seconds
+        if self.margin > 0:
+            return (f"one hub server lost without a reset: a Pull agent's lease renewal can stall {self.how}, within "
+                    f"clusterMonitorGracePeriod {f(self.grace)} s (margin {f(self.margin)} s)")
+        need = math.floor(self.stall) + 1
+        return (f"one hub server lost without a reset: a Pull agent's lease renewal can stall {self.how}, "
+                f"{f(-self.margin)} s over clusterMonitorGracePeriod {f(self.grace)} s: healthy Pull members can turn "
+                "Unknown, get the NoExecute taint and lose their failover tenants that set no tolerationSeconds. "
+                f"Levers and their cost: clusterMonitorGracePeriod >= {need} s adds {f(need - self.grace)} s to Pull "
+                "detection; failover.clientReadIdleSeconds/clientPingTimeoutSeconds shorten the first path (a ping "
+                "per silent connection that often); a tenant's tolerationSeconds adds itself to that tenant's "
+                "eviction. Estimated, not measured: the defaults stay until a drill on the real binaries decides")
+
+
+def hub_server_loss(*, grace: float, lease_duration: float, servers: int, read_idle: float | None = None,
+                    ping_timeout: float | None = None) -> HubServerLoss:
+    """The longest lease-renewal stall of a Pull agent whose hub server (karmada-apiserver, or the etcd member its
+    apiserver's stream went to) died without a reset: the worse of the two paths, each from the last renewal."""
+    if servers < 1:
+        raise ValueError("servers must be >= 1")
+    renew = lease_duration * LEASE_RENEW_FRACTION
+    idle = CLIENT_READ_IDLE_SECONDS if read_idle is None else read_idle
+    ping = CLIENT_PING_TIMEOUT_SECONDS if ping_timeout is None else ping_timeout
+    redial = CLIENT_DIAL_TIMEOUT_SECONDS / servers
+    via_apiserver = renew + idle + ping + redial
+    via_etcd = renew + ETCD_KEEPALIVE_SECONDS
+    f = fmt_seconds
+    how = (f"max(renew R + HTTP/2 read-idle I + ping P + redial D, R + etcd keepalive E) = max({f(renew)} + {f(idle)} "
+           f"+ {f(ping)} + {f(redial)}, {f(renew)} + {f(ETCD_KEEPALIVE_SECONDS)}) = "
+           f"{f(max(via_apiserver, via_etcd))} s (the first when its connection went to the dead server's "
+           "karmada-apiserver, the second when its apiserver's etcd stream went to the dead etcd member)")
+    return HubServerLoss(stall=max(via_apiserver, via_etcd), grace=grace, how=how)
+
+
 # ------------------------------------------------------------------------------------------- traffic
 
 TTL_TERM = "DNS TTL"
@@ -492,6 +562,12 @@ def _footnotes(config: FleetConfig) -> tuple[str, ...]:
                    f"{d.interval_seconds} = {worst} s (Divided dynamic/aggregated Deployments, and only when every "
                    "member they are short on runs an estimator); it never moves replicas back after a member "
                    "recovers")
+    if not config.members or any(m.sync_mode == "Pull" for m in config.members):
+        fo = config.failover
+        out.append(hub_server_loss(
+            grace=fo.cluster_monitor_grace_period, lease_duration=fo.cluster_lease_duration,
+            servers=config.hub.servers if config.hub is not None else VANTAGE_POINTS_DEFAULT,
+            read_idle=fo.client_read_idle_seconds, ping_timeout=fo.client_ping_timeout_seconds).footnote())
     return tuple(out)
 
 

@@ -236,6 +236,40 @@ def _first_server_also_initialises_unconditionally(f: Fleet) -> None:
             return
 
 
+def _edit_first_server(f: Fleet, edit: Any) -> None:
+    import yaml
+
+    from components.hetzner import cloud_init
+
+    for _, typ, inputs in f.hcloud:
+        if typ == "hcloud:index/server:Server" and cloud_init.JOIN_MODE_PATH in inputs["userData"]:
+            header, _, body = inputs["userData"].partition("\n")
+            doc = yaml.safe_load(body)
+            edit(doc, {x["path"]: x for x in doc["write_files"]})
+            inputs["userData"] = header + "\n" + yaml.safe_dump(doc)
+            return
+
+
+def _k3s_starts_without_waiting_for_the_private_address(f: Fleet) -> None:
+    from components.hetzner import cloud_init
+
+    def edit(_doc: dict, files: dict) -> None:
+        unit = files[cloud_init.UNIT_PATH]
+        unit["content"] = unit["content"].replace(f"ExecStartPre={cloud_init.PRIVATE_NET_PATH}\n", "")
+
+    _edit_first_server(f, edit)
+
+
+def _join_decision_back_in_runcmd(f: Fleet) -> None:
+    from components.hetzner import cloud_init
+
+    def edit(doc: dict, _files: dict) -> None:
+        doc["write_files"] = [x for x in doc["write_files"] if x["path"] != cloud_init.JOIN_UNIT_DROPIN]
+        doc["runcmd"].insert(-1, [cloud_init.JOIN_MODE_PATH])
+
+    _edit_first_server(f, edit)
+
+
 def _prepare_writes_another_file(f: Fleet) -> None:
     args = _container(f, "host", "StatefulSet", "etcd", "prepare")["args"]
     args[0] = "--config-file=/run/etcd/elsewhere.yaml"
@@ -330,6 +364,10 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
     ("k3s", "unknown k3s config key", _k3s_unknown_key, "config key 'kube-apiserver-args' is not a k3s server flag"),
     ("k3s", "first server initialises whatever it finds", _first_server_also_initialises_unconditionally,
      "decides its join mode at boot, but config.yaml already sets it"),
+    ("k3s", "k3s starts before its private address", _k3s_starts_without_waiting_for_the_private_address,
+     "k3s may start before its private address is on an interface"),
+    ("k3s", "the join decision as a runcmd line", _join_decision_back_in_runcmd,
+     "but k3s does not run it before it starts"),
     ("files", "etcd's config file written elsewhere", _prepare_writes_another_file,
      "container etcd: --config-file reads /run/etcd/etcd.conf.yaml from an emptyDir nothing in the pod writes"),
     ("rbac", "system-upgrade-controller cannot uncordon", _upgrade_controller_cannot_uncordon,

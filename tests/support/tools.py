@@ -92,12 +92,14 @@ PROGRAM_PARTS = ("agents", "components", "hubctl", "stacks")
 
 
 def copy_program(dest: Path, repo: Path = REPO) -> Path:
-    """The program (`__main__.py`, agents/, components/, hubctl/, stacks/) in `dest`, for CLI runs on edited stacks."""
+    """The program (`__main__.py`, `Pulumi.yaml`, agents/, components/, hubctl/, stacks/) in `dest`, for CLI runs on
+    edited stacks."""
     import shutil
 
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(repo / "__main__.py", dest / "__main__.py")
+    shutil.copy2(repo / "Pulumi.yaml", dest / "Pulumi.yaml")  # its config declarations apply to every stack file
     for folder in PROGRAM_PARTS:
         shutil.copytree(repo / folder, dest / folder, ignore=ignore)
     return dest

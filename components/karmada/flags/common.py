@@ -187,6 +187,8 @@ class FailoverLike(Protocol):
     resource_eviction_rate: float
     graceful_eviction_timeout: int
     purge_mode: str
+    client_read_idle_seconds: int | None
+    client_ping_timeout_seconds: int | None
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,10 @@ class FailoverSettings:
     resource_eviction_rate: float = 0.5
     graceful_eviction_timeout_s: int = 600
     purge_mode: PurgeMode = "Gracefully"
+    client_read_idle_s: int | None = None
+    """client-go's HTTP/2 read-idle timeout (env, not a flag); None: upstream's 30 s, nothing rendered."""
+    client_ping_timeout_s: int | None = None
+    """client-go's HTTP/2 ping timeout (env); None: upstream's 15 s, nothing rendered."""
 
     def __post_init__(self) -> None:
         if self.purge_mode not in ("Gracefully", "Directly"):
@@ -223,7 +229,25 @@ class FailoverSettings:
             resource_eviction_rate=cfg.resource_eviction_rate,
             graceful_eviction_timeout_s=cfg.graceful_eviction_timeout,
             purge_mode=cfg.purge_mode,  # type: ignore[arg-type]
+            client_read_idle_s=cfg.client_read_idle_seconds,
+            client_ping_timeout_s=cfg.client_ping_timeout_seconds,
         )
+
+    def client_env(self) -> list[dict[str, str]]:
+        """The env that sets client-go's HTTP/2 connection health check in a binary that talks to karmada-apiserver
+        (k8s.io/apimachinery v0.35.3 pkg/util/net/http.go `readIdleTimeoutSeconds`, `pingTimeoutSeconds`, read by
+        every client-go transport, karmada v1.18.2's included). Only what the stack sets: the defaults stay
+        upstream's and render nothing."""
+        out = []
+        if self.client_read_idle_s is not None:
+            out.append({"name": HTTP2_READ_IDLE_ENV, "value": str(self.client_read_idle_s)})
+        if self.client_ping_timeout_s is not None:
+            out.append({"name": HTTP2_PING_TIMEOUT_ENV, "value": str(self.client_ping_timeout_s)})
+        return out
+
+
+HTTP2_READ_IDLE_ENV = "HTTP2_READ_IDLE_TIMEOUT_SECONDS"
+HTTP2_PING_TIMEOUT_ENV = "HTTP2_PING_TIMEOUT_SECONDS"
 
 
 def _num(x: float) -> str:
