@@ -258,6 +258,7 @@ def run_program(
     stack: StackConfig,
     stack_outputs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
     live: dict[str, list[dict[str, Any]]] | None = None,
+    mocks: PlanMocks | None = None,
 ) -> Plan:
     """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered. `live` is what
     Hetzner would report as already running (hubctl.mocks.live_server/live_network), else the JSON file
@@ -267,7 +268,7 @@ def run_program(
     if live is None and os.environ.get(DEPLOYED_ENV):
         live = json.loads(Path(os.environ[DEPLOYED_ENV]).read_text())
     live_state.forget()
-    monitor = RecordingMonitor(PlanMocks(stack_outputs, live))
+    monitor = RecordingMonitor(mocks or PlanMocks(stack_outputs, live))
     try:
         with quiet_gc(), no_source_positions():
             exports = run_main(repo, stack, monitor, preview=False)

@@ -38,6 +38,9 @@ class Api:
     key_pem: str | None = None
     token: str | None = None
     timeout: float = 15.0
+    tls_server_name: str | None = None
+    """The name the server's certificate is checked for, when it is not the URL's host (kubeconfig
+    `tls-server-name`)."""
     pins: dict[str, str] = field(default_factory=dict)
     """host name -> address to dial instead of resolving it (the certificate is still checked for the name):
     how the test process, outside every pod network, reaches a name only the pods' /etc/hosts knows."""
@@ -59,10 +62,11 @@ class Api:
         return cls(server=cluster["server"].rstrip("/"),
                    ca_pem=base64.b64decode(cluster["certificate-authority-data"]).decode(),
                    cert_pem=data("client-certificate-data"), key_pem=data("client-key-data"),
-                   token=user.get("token"), **kw)
+                   token=user.get("token"), tls_server_name=cluster.get("tls-server-name"), **kw)
 
     def with_token(self, token: str) -> Api:
-        return Api(self.server, self.ca_pem, token=token, timeout=self.timeout, pins=dict(self.pins))
+        return Api(self.server, self.ca_pem, token=token, timeout=self.timeout, pins=dict(self.pins),
+                   tls_server_name=self.tls_server_name)
 
     # ---------------------------------------------------------------------------------------------- transport
 
@@ -85,7 +89,8 @@ class Api:
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         url = urllib.parse.urlsplit(self.server)
         host, port = url.hostname or "", url.port or 443
-        conn = _PinnedHTTPS(host, port, self.pins.get(host, host), self._context(), timeout or self.timeout)
+        conn = _PinnedHTTPS(host, port, self.pins.get(host, host), self._context(), timeout or self.timeout,
+                            self.tls_server_name)
         headers = {"Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
@@ -222,13 +227,14 @@ class Api:
 class _PinnedHTTPS(http.client.HTTPSConnection):
     """HTTPS to `address` while TLS checks the certificate for `host`, the name the client was given."""
 
-    def __init__(self, host: str, port: int, address: str, context: ssl.SSLContext, timeout: float) -> None:
+    def __init__(self, host: str, port: int, address: str, context: ssl.SSLContext, timeout: float,
+                 server_name: str | None = None) -> None:
         super().__init__(host, port, context=context, timeout=timeout)
-        self._address, self._ctx = address, context
+        self._address, self._ctx, self._name = address, context, server_name or host
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._ctx.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._ctx.wrap_socket(sock, server_hostname=self._name)
 
 
 def wait_for(what: str, predicate: Callable[[], Any], timeout: float, interval: float = 1.0) -> Any:

@@ -29,8 +29,12 @@ def main() -> int:
         if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWUTS) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUTS)")
         socket.sethostname(spec["hostname"][:63])
-    for source, target, read_only in spec["mounts"]:
-        subprocess.run(["mount", "--bind", source, target], check=True)
+    # every source is opened before the first mount: a volume mounted over /tmp (or wherever the pod's files live
+    # on this machine) must not hide the sources of the mounts after it
+    sources = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source, _, _ in spec["mounts"]]
+    for fd, (_, target, read_only) in zip(sources, spec["mounts"], strict=True):
+        os.set_inheritable(fd, True)
+        subprocess.run(["mount", "--bind", f"/proc/{os.getpid()}/fd/{fd}", target], check=True, close_fds=False)
         if read_only:
             subprocess.run(["mount", "-o", "remount,bind,ro", target], check=True)
     os.chdir(spec.get("cwd") or "/")

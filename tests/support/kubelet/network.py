@@ -257,6 +257,9 @@ class Network:
         """A Service ClusterIP, local to the root namespace (where the proxy listens)."""
         if ip in self.vips:
             return
+        taken = run("ip", "-4", "-o", "addr").stdout + run("ip", "-4", "route").stdout
+        if re.search(rf"(?<![\d.]){re.escape(ip)}(?![\d])", taken):
+            raise NetworkError(f"{ip} is already an address or gateway of this machine: not taking it as a VIP")
         self.ledger.add("vips", f"{self.bridge} {ip}")
         run("ip", "addr", "add", f"{ip}/32", "dev", self.bridge)
         self.vips.add(ip)

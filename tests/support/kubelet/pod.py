@@ -283,8 +283,15 @@ class Kubelet:
     def _supervise(self, pod: Pod, stop: threading.Event, storage: dict[str, Path]) -> None:
         try:
             self._admit(pod)
-            volumes = self._volumes(pod, storage)
-            env_base = self._env_base(pod)
+            while True:  # like the kubelet: a Secret or ConfigMap not there yet keeps the pod Pending, retried
+                try:
+                    volumes = self._volumes(pod, storage)
+                    env_base = self._env_base(pod)
+                    break
+                except (PodError, ApiError) as exc:
+                    if "not found" not in str(exc) or stop.wait(2.0):
+                        raise
+                    pod.message = str(exc)
             for c in pod.init_containers:
                 if c.sidecar:
                     self._start(pod, c, volumes, env_base)

@@ -126,7 +126,11 @@ class Controllers:
                         {"statefulset.kubernetes.io/pod-name": name,
                          "apps.kubernetes.io/pod-index": str(ordinal)},
                         hostname=name, subdomain=spec.get("serviceName"))
-        return self._start(obj, storage=claims, stable=f"{self.cluster.name}/{workload.namespace}/{name}")
+        # the StatefulSet controller adds a volume per claim template, bound to the pod's own claim
+        obj["spec"]["volumes"] = [v for v in obj["spec"].get("volumes") or [] if v["name"] not in claims] + [
+            {"name": claim, "persistentVolumeClaim": {"claimName": f"{claim}-{name}"}} for claim in claims]
+        storage = {f"{claim}-{name}": path for claim, path in claims.items()}
+        return self._start(obj, storage=storage, stable=f"{self.cluster.name}/{workload.namespace}/{name}")
 
     def _job_pod(self, workload: Workload, template: dict[str, Any]) -> Pod:
         name = f"{workload.name}-{secrets.token_hex(3)[:5]}"

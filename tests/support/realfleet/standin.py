@@ -102,6 +102,13 @@ class StandinCluster:
     service_cidr: str = "10.43.0.0/16"
     controllers: tuple[str, ...] = ()
     dns_names: tuple[str, ...] = ()
+    ca: Pair | None = None
+    """The CA that signs the serving certificate (default: one made here). The host stand-in serves with the
+    program's own k3s server CA, as k3s does from the CA files cloud-init gives it."""
+    client_ca: Pair | None = None
+    """The CA client certificates are checked against (default: `ca`): the program's k3s client CA."""
+    serving_ips: tuple[str, ...] = ()
+    """More addresses the serving certificate names (the hub servers' public addresses)."""
     netns: Netns | None = None
     procs: dict[str, Proc] = field(default_factory=dict)
 
@@ -118,14 +125,16 @@ class StandinCluster:
         self.pki.mkdir(parents=True, exist_ok=True)
         self.netns = self.network.add_namespace(f"standin {self.name}")
         ip = self.netns.ip
-        self.ca = make_ca(f"{self.name}-ca")
+        self.ca = self.ca or make_ca(f"{self.name}-ca")
+        self.client_ca = self.client_ca or self.ca
         names = (*self.dns_names, "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                  "kubernetes.default.svc.cluster.local")
-        serving = make_leaf(self.ca, "kube-apiserver", True, names, (ip, self.kubernetes_ip, "127.0.0.1"))
-        self.admin = make_leaf(self.ca, "admin", False, orgs=("system:masters",))
+        serving = make_leaf(self.ca, "kube-apiserver", True, names,
+                            (ip, self.kubernetes_ip, "127.0.0.1", *self.serving_ips))
+        self.admin = make_leaf(self.client_ca, "admin", False, orgs=("system:masters",))
         sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         files = {
-            "ca.crt": self.ca.cert_pem, "ca.key": self.ca.key_pem,
+            "ca.crt": self.ca.cert_pem, "client-ca.crt": self.client_ca.cert_pem,
             "apiserver.crt": serving.cert_pem, "apiserver.key": serving.key_pem,
             "sa.key": sa_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()).decode(),
@@ -148,7 +157,7 @@ class StandinCluster:
         apiserver = Proc([
             str(_bin("kube-apiserver")), "--etcd-servers=http://127.0.0.1:2379", "--bind-address=0.0.0.0",
             f"--advertise-address={ip}", "--secure-port=6443", f"--service-cluster-ip-range={self.service_cidr}",
-            "--authorization-mode=Node,RBAC", f"--client-ca-file={pki / 'ca.crt'}",
+            "--authorization-mode=Node,RBAC", f"--client-ca-file={pki / 'client-ca.crt'}",
             f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki / 'sa.pub'}", f"--service-account-signing-key-file={pki / 'sa.key'}",
