@@ -49,6 +49,18 @@ def test_karmada_is_built_the_way_upstream_builds_it() -> None:
     assert f"github.com/karmada-io/karmada/cmd/agent@{versions.KARMADA_VERSION}" in argv
 
 
+def test_karmada_search_is_built_like_the_rest_of_karmada_in_a_set_of_its_own() -> None:
+    sets = {s.name: s for s in build.binary_sets()}
+    search, karmada = sets["karmada-search"], sets["karmada"]
+    assert (search.module, search.version, search.tags, search.ldflags) == (karmada.module, karmada.version,
+                                                                           karmada.tags, karmada.ldflags)
+    assert search.binaries == (("github.com/karmada-io/karmada/cmd/karmada-search", "karmada-search"),)
+    argv, _, env = build._command(search, Path("/out"))
+    assert argv[:2] == ["go", "install"] and env["CGO_ENABLED"] == "0"
+    assert argv[-1] == f"github.com/karmada-io/karmada/cmd/karmada-search@{versions.KARMADA_VERSION}"
+    assert search.directory("go1.26.8") != karmada.directory("go1.26.8")  # adding it rebuilds nothing else
+
+
 def test_kube_binaries_carry_their_version() -> None:
     kube = next(s for s in build.binary_sets() if s.name == "kube")
     _, minor = versions.minor_of(kube.version)
