@@ -574,7 +574,8 @@ class DashboardAddonConfig(Model):
     """Pods of each of the two Deployments (required anti-affinity, PDB)."""
     access: Literal["view", "edit"] = "view"
     """What the login identity may do in the karmada-apiserver: `view` reads (no Secrets), `edit` also writes
-    policies and resource templates (Kubernetes' edit role with Karmada's aggregation)."""
+    policies and resource templates, and reads and writes Secrets (Kubernetes' edit role with Karmada's
+    aggregation)."""
 
 
 class AddonsConfig(Model):

@@ -171,3 +171,48 @@ def test_a_region_stack_may_not_enable_them() -> None:
     raw["addons"] = {"dashboard": {"enabled": True}}
     with pytest.raises(ConfigError, match=r"karmada\.addons: addons run on the hub"):
         load_stack("prod-fsn1", karmada=raw)
+
+
+def _aggregated(role: str, rbac: list[dict[str, Any]]) -> dict[str, Any]:
+    """Kubernetes' `view`/`edit` as the clusterrole-aggregation controller fills them in the karmada-apiserver: the
+    rules of every ClusterRole labelled `aggregate-to-<role>` (KarmadaBootstrap's karmada-view/karmada-edit), plus
+    a core read standing for the built-in rules (secrets are never in view)."""
+    label = f"rbac.authorization.k8s.io/aggregate-to-{role}"
+    rules = [r for o in rbac if o["kind"] == "ClusterRole" and (o["metadata"].get("labels") or {}).get(label)
+             for r in o["rules"]]
+    rules.append({"apiGroups": ["", "apps"], "resources": ["configmaps", "deployments", "namespaces"],
+                  "verbs": ["get", "list", "watch"]})
+    if role == "edit":  # Kubernetes' edit reads and writes Secrets (bootstrappolicy policy.go)
+        rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch", "create"]})
+    return {"kind": "ClusterRole", "metadata": {"name": role}, "rules": rules}
+
+
+@pytest.mark.parametrize("access", ["view", "edit"])
+def test_the_login_identity_reads_and_writes_only_as_granted(access: str) -> None:
+    """What the dashboard's login token may do in the karmada-apiserver, evaluated like the authorizer over the
+    rendered RBAC: the clusters list and policies read; with `view` every write refused; never Secrets or the
+    proxying subresource (which karmada-search serves with its own identity)."""
+    from components.karmada.bootstrap import rbac as bootstrap_rbac
+    from tests.contract.checks import allowed
+
+    rbac = [*bootstrap_rbac(), *addons_docs.dashboard_rbac(access)]
+    rbac += [_aggregated("view", rbac), _aggregated("edit", rbac)]
+    user = f"system:serviceaccount:karmada-system:{addons_docs.login_identity(access)}"
+    groups = ["system:serviceaccounts", "system:serviceaccounts:karmada-system", "system:authenticated"]
+
+    def may(verb: str, group: str, resource: str, ns: str | None = None) -> bool:
+        return allowed(rbac, user, groups, verb, group, resource, ns, None)
+
+    assert may("list", "cluster.karmada.io", "clusters") and may("get", "cluster.karmada.io", "clusters")
+    assert may("list", "policy.karmada.io", "propagationpolicies", "shop")
+    assert may("get", "search.karmada.io", "search")
+    assert may("create", "policy.karmada.io", "propagationpolicies", "shop") is (access == "edit")
+    assert may("get", "", "secrets", "shop") is (access == "edit")  # view never shows a Secret
+    for verb, group, resource in (("delete", "cluster.karmada.io", "clusters"), ("update", "cluster.karmada.io",
+                                  "clusters"), ("get", "search.karmada.io", "proxying"),
+                                  ("create", "cluster.karmada.io", "clusters/proxy")):
+        assert not may(verb, group, resource, "shop"), (verb, resource)
+    own = [*addons_docs.dashboard_rbac(access)]
+    for verb in ("create", "update", "delete", "patch"):
+        assert not allowed(own, pki_spec.DASHBOARD_USER, ["system:authenticated"], verb, "cluster.karmada.io",
+                           "clusters", None, None)

@@ -27,7 +27,6 @@ from components.config import FleetConfig, MemberConfig, SearchAddonConfig
 from components.karmada import flags, manifests
 from components.karmada.pki_spec import DASHBOARD_USER, SEARCH_SERVICE, SEARCH_USER
 from components.kube.flows import Dial, Listener, Workload
-from components.kube.quantity import parse_quantity
 
 NS = flags.NAMESPACE
 SEARCH = SEARCH_SERVICE
@@ -380,7 +379,3 @@ def host_deployments(config: FleetConfig, members: Sequence[str]) -> list[tuple[
         out += [("dashboard", dashboard_api_deployment(config)), ("dashboard", dashboard_web_deployment(config))]
     return out
 
-
-def search_memory_request(config: FleetConfig, members: Sequence[str]) -> float:
-    """Bytes one karmada-search pod requests (for tests and docs)."""
-    return parse_quantity(search_workload(config, members).requests["memory"])
