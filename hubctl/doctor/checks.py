@@ -182,7 +182,6 @@ class Snapshot:
     nodes: list[dict[str, Any]] | None = None
     pods: list[dict[str, Any]] | None = None
     deployments: list[dict[str, Any]] | None = None
-    statefulsets: list[dict[str, Any]] | None = None
     apiservices: list[dict[str, Any]] | None = None
     leases: list[dict[str, Any]] | None = None
     cluster_leases: list[dict[str, Any]] | None = None

@@ -153,8 +153,6 @@ class Reader:
         snap.pods = read("host pods", h, host_up, lambda a: a.items(f"/api/v1/namespaces/{NS}/pods"))
         snap.deployments = read("host deployments", h, host_up,
                                 lambda a: a.items(f"/apis/apps/v1/namespaces/{NS}/deployments"))
-        snap.statefulsets = read("host statefulsets", h, host_up,
-                                 lambda a: a.items(f"/apis/apps/v1/namespaces/{NS}/statefulsets"))
         snap.certificates = read("host certificates", h, host_up, lambda a: certificates(
             s for ns in CERT_NAMESPACES if ns == NS or self.expect.dns
             for s in a.items(f"/api/v1/namespaces/{ns}/secrets")))
