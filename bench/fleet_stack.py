@@ -96,6 +96,8 @@ def stack(members: int) -> dict[str, Any]:
            "servers": servers, "apiDnsName": "api.hub.fleet.example.com",
            "loadBalancer": {"type": "lb21", "location": "fsn1"}}
     karmada = dict(dev["karmada-hub:karmada"])
+    # the opt-in addons are sized on their own (docs/fleet-scale.md "karmada-search"); the fleet rows measure the hub
+    karmada.pop("addons", None)
     karmada["etcd"] = {**karmada["etcd"], "storageSize": "20Gi",
                        "backup": {**karmada["etcd"]["backup"], "bucket": "karmada-hub-fleet-backups"}}
     failover = {k: v for k, v in dev["karmada-hub:failover"].items() if k != "rtoSeconds"}

@@ -519,6 +519,78 @@ class DeschedulerConfig(Model):
     """`--unschedulable-threshold` (upstream default 5m): how long a pod must be Unschedulable to count."""
 
 
+class SearchResourceConfig(Model):
+    """One resource type karmada-search caches (a ResourceRegistry `resourceSelectors` entry)."""
+
+    api_version: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+"
+                                     r"((alpha|beta)[0-9]+)?$")
+    """`apps/v1`, `v1`, ... as in a manifest."""
+    kind: str = Field(pattern=r"^[A-Z][A-Za-z0-9]{0,62}$")
+    """The kind (`Deployment`, `Pod`, ...)."""
+    namespace: DnsLabel | None = None
+    """Only this namespace (default: every namespace). Upstream caches by namespace only in the proxy's cache."""
+
+
+class SearchAddonConfig(Model):
+    """karmada-search (`search.karmada.io`, one query across members) on the hub, opt-in. It caches the named resource
+    types of the named members in memory (the hub's sizing counts it: docs/fleet-scale.md) and reads members with
+    their Push credentials, so it can cache Push members only: the hub never dials a Pull member
+    (docs/addons.md)."""
+
+    enabled: bool = False
+    """Run karmada-search ×`replicas` and register `v1alpha1.search.karmada.io` in the karmada-apiserver."""
+    replicas: int = Field(default=2, ge=2, le=3, json_schema_extra=_HA)
+    """Pods (required anti-affinity, PDB); every replica caches everything, so memory scales with it too."""
+    resources: list[SearchResourceConfig] = []
+    """What the cache holds (ResourceRegistry `resourceSelectors`); required when enabled."""
+    members: list[ClusterName] = []
+    """Which members it caches (ResourceRegistry `targetCluster.clusterNames`); empty: every Push member."""
+    objects_per_member: int = Field(default=2000, ge=1, le=1_000_000)
+    """Expected cached objects per member, for the memory request (docs/fleet-scale.md)."""
+    cpu: str = Field(default="200m", pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$")
+    """CPU request of each pod."""
+
+    @model_validator(mode="after")
+    def _named(self) -> SearchAddonConfig:
+        if self.enabled and not self.resources:
+            raise _fail("search", "name at least one resource type to cache (e.g. apiVersion: apps/v1, kind: "
+                        "Deployment) when search is enabled: an empty registry caches nothing", loc=("resources",))
+        keys = [(r.api_version, r.kind, r.namespace) for r in self.resources]
+        if len(set(keys)) != len(keys):
+            raise _fail("search", "lists a resource twice", loc=("resources",))
+        if len(set(self.members)) != len(self.members):
+            raise _fail("search", "lists a member twice", loc=("members",))
+        return self
+
+
+class DashboardAddonConfig(Model):
+    """The Karmada dashboard (karmada-io/dashboard, the release the compatibility matrix pins) on the hub, opt-in:
+    its web UI and API ×`replicas`, reached only through the hub's firewall-filtered API with `kubectl
+    port-forward` (docs/addons.md). Users log in with a token of the `karmada-dashboard-<access>` identity."""
+
+    enabled: bool = False
+    """Run karmada-dashboard-web and karmada-dashboard-api and create the login identity."""
+    replicas: int = Field(default=2, ge=2, le=3, json_schema_extra=_HA)
+    """Pods of each of the two Deployments (required anti-affinity, PDB)."""
+    access: Literal["view", "edit"] = "view"
+    """What the login identity may do in the karmada-apiserver: `view` reads (no Secrets), `edit` also writes
+    policies and resource templates, and reads and writes Secrets (Kubernetes' edit role with Karmada's
+    aggregation)."""
+
+
+class AddonsConfig(Model):
+    """Opt-in Karmada addons on the hub; off by default, and then nothing of theirs is rendered."""
+
+    dashboard: DashboardAddonConfig = DashboardAddonConfig()
+    """The Karmada dashboard."""
+    search: SearchAddonConfig = SearchAddonConfig()
+    """karmada-search."""
+
+    @property
+    def any_enabled(self) -> bool:
+        return self.dashboard.enabled or self.search.enabled
+
+
 class KarmadaConfig(Model):
     version: str = versions.KARMADA_VERSION
     """Karmada release of the control plane (and the agents); must be in the compatibility matrix."""
@@ -541,6 +613,8 @@ class KarmadaConfig(Model):
     """The fleet priority table (hub and all-in-one stacks; tenants name a row in priorityClass)."""
     descheduler: DeschedulerConfig = DeschedulerConfig()
     """karmada-descheduler settings."""
+    addons: AddonsConfig = AddonsConfig()
+    """Opt-in addons: the Karmada dashboard and karmada-search (docs/addons.md)."""
 
     @field_validator("feature_gates")
     @classmethod
@@ -1305,6 +1379,9 @@ class FleetConfig(Model):
                             "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the "
                             "client address for the NetworkPolicy); set apiserver: {s} or leave it unset",
                             s=self.hub.servers, loc=("karmada", "replicas", "apiserver"))
+        if self.role == "region" and self.karmada.addons.any_enabled:
+            raise _fail("addons", "addons run on the hub: enable them in the hub stack, not in a region stack",
+                        loc=("karmada", "addons"))
         member_names = set(names)
         for t_i, tenant in enumerate(self.tenants):
             for cluster in tenant.placement.weights:

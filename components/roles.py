@@ -26,6 +26,8 @@ from components.fleet.policy_docs import cluster_taint_policy, priority_classes
 from components.fleet.registry import MemberRegistry
 from components.hetzner.dns_provider import dns_provider
 from components.hetzner.hub_cluster import HubCluster
+from components.karmada.addons import KarmadaAddons
+from components.karmada.addons_docs import search_members
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
 from components.operations import preflight
@@ -142,6 +144,13 @@ def hub(config: FleetConfig) -> HubOutputs:
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
     certificates = [*cluster.certificates, *control_plane.pki.certificates]
+    if config.karmada.addons.any_enabled:  # off by default: then nothing of theirs exists
+        searched = (search_members(config, members, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+                    if config.karmada.addons.search.enabled else [])
+        addons = KarmadaAddons("addons", config, searched, host, karmada, control_plane.pki,
+                               ca_bundle(control_plane.pki.ca.cert_pem),
+                               [control_plane.namespace, control_plane.readiness], after)
+        certificates += addons.certificates
     if config.karmada.etcd.backup is not None:
         certificates += EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca,
                                    [control_plane.etcd]).certificates

@@ -33,6 +33,9 @@ class KarmadaRelease:
     """Inclusive range of host-cluster Kubernetes minors the control plane may run on."""
     agent_skew_minors: int = 1
     """karmada-agent may lag the control plane by at most this many minors (never lead it)."""
+    dashboard: str = ""
+    """The karmada-io/dashboard release built against this Karmada minor (its go.mod requires it): the opt-in
+    dashboard addon runs this tag. karmada-search is part of the Karmada release itself (`cmd/karmada-search`)."""
 
 
 RELEASES: dict[str, KarmadaRelease] = {
@@ -44,6 +47,9 @@ RELEASES: dict[str, KarmadaRelease] = {
         etcd="3.6.6-0",
         member_kubernetes=("v1.28", "v1.35"),
         hub_kubernetes=("v1.28", "v1.35"),
+        # karmada-io/dashboard v0.4.0 (2026-06-29) is the release whose go.mod requires karmada v1.18.0; v0.3.0
+        # requires v1.17.0 (its release plan, karmada-io/dashboard#298: "works with karmada v1.16").
+        dashboard="v0.4.0",
     ),
 }
 
@@ -70,6 +76,10 @@ KWOK_VERSION = "v0.8.0"
 """kwok/kwokctl for the member clusters of the local real fleet (tests only: simulated nodes and pod lifecycle)."""
 
 KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
+
+DASHBOARD_COMPONENTS = ("karmada-dashboard-api", "karmada-dashboard-web")
+"""The dashboard addon's two images, `docker.io/karmada/<component>:<release.dashboard>` (karmada-io/dashboard
+v0.4.0 `.github/workflows` push both per tag; `artifacts/dashboard/*.yaml` name them)."""
 
 
 def karmada_image(component: str, version: str) -> str:
@@ -133,6 +143,14 @@ def check_agent(karmada: str, agent: str) -> None:
         raise ValueError(
             f"karmada-agent {agent} must be within {rel.agent_skew_minors} minor of Karmada {karmada} and not newer"
         )
+
+
+def check_dashboard(karmada: str, dashboard: str) -> None:
+    """The dashboard addon must run the release built against the pinned Karmada (the matrix's `dashboard`)."""
+    rel = release(karmada)
+    if dashboard != rel.dashboard:
+        raise ValueError(f"karmada-dashboard {dashboard} is not the release built for Karmada {karmada} "
+                         f"({rel.dashboard or 'none known'})")
 
 
 def kubernetes_minor(version: str) -> str:

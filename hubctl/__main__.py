@@ -1,5 +1,5 @@
-"""`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, rollout, docs,
-kubeconfig.
+"""`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, doctor, rollout,
+docs, kubeconfig.
 
 Exit codes: 0 ok, 1 findings (policy violations, a failed rollout stack), 2 user error (stack files,
 flags, paths), 3 internal error. Every error is one line on stderr, never a traceback (HUBCTL_DEBUG=1
@@ -127,6 +127,21 @@ def _add_drill(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _add_doctor(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="read the live fleet: a verdict per finding (hub, member, policy, quota, skew) "
+                       "and its runbook (exit 1 on findings)")
+    from hubctl.doctor.cli import add_arguments
+
+    add_arguments(p)
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from hubctl.doctor.cli import main as doctor_main
+
+        return doctor_main(args, repo, out)
+
+    p.set_defaults(func=run)
+
+
 def _add_docs(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("docs", help="regenerate docs/configuration.md and docs/stack.schema.json from the models")
     p.add_argument("--check", action="store_true", help="exit 1 if the files are out of date, write nothing")
@@ -159,7 +174,8 @@ def _add_kubeconfig(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs, _add_kubeconfig)
+COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_doctor, _add_docs,
+            _add_kubeconfig)
 """One function per subcommand (a new command adds its own `_add_<name>` here)."""
 
 

@@ -40,6 +40,7 @@ CASES: list[tuple[str, str, Builder]] = [
     ("karmada-scheduler-estimator", "overcommit", lambda: f.scheduler_estimator_args(
         "dev-fsn1-a", feature_gates={"SchedulingOvercommitProtection": True, "ResourceQuotaEstimate": True})),
     ("karmada-descheduler", "default", lambda: f.descheduler_args()),
+    ("karmada-search", "default", lambda: f.search_args()),
 ]
 IDS = [f"{c}-{label}" for c, label, _ in CASES]
 

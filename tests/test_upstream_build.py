@@ -43,7 +43,7 @@ def test_karmada_is_built_the_way_upstream_builds_it() -> None:
     assert f"-X github.com/karmada-io/karmada/pkg/version.gitVersion={versions.KARMADA_VERSION}" in karmada.ldflags
     assert {f for _, f in karmada.binaries} == {
         "karmada-controller-manager", "karmada-scheduler", "karmada-webhook", "karmada-aggregated-apiserver",
-        "karmada-descheduler", "karmada-scheduler-estimator", "karmada-agent"}
+        "karmada-descheduler", "karmada-scheduler-estimator", "karmada-agent", "karmada-search"}
     argv, cwd, env = build._command(karmada, Path("/out"))
     assert env["CGO_ENABLED"] == "0" and argv[:2] == ["go", "build"]
     assert "github.com/karmada-io/karmada/cmd/agent" in argv and cwd == build.HERE / "karmada"

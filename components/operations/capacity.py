@@ -23,7 +23,7 @@ from typing import Any
 
 from components.config import ConfigError, FleetConfig
 from components.hetzner import limits
-from components.karmada import manifests, workloads
+from components.karmada import addons_docs, manifests, workloads
 from components.kube import agent_script
 from components.kube.quantity import parse_quantity
 from components.operations import etcd_backup_docs, etcd_maintenance_docs, k3s_upgrade_docs, monitoring_docs
@@ -117,6 +117,17 @@ def estimator_members(config: FleetConfig) -> list[str]:
     return [m.name for m in members if m.scheduler_estimator]
 
 
+def search_members(config: FleetConfig) -> list[str]:
+    """Members the search addon caches (its memory request follows from them); none while it is off. An invalid
+    choice counts as none here: preflight refuses it first, naming the key."""
+    if config.role == "region" or not config.karmada.addons.search.enabled:
+        return []
+    try:
+        return addons_docs.search_members(config, fleet_members(config, region_intents(config, None)), "")
+    except ValueError:
+        return []
+
+
 def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     """Every pod-running document a stack that owns the hub applies to its host cluster, with what it is part of:
     rendered by the functions the components call."""
@@ -144,6 +155,7 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
         out.append(("hub exporter", monitoring_docs.exporter_deployment(
             agent_script.source(monitoring_docs.EXPORTER_SCRIPT))))
     out.append(("k3s upgrades", k3s_upgrade_docs.deployment()))
+    out += addons_docs.host_deployments(config, search_members(config))
     return out
 
 

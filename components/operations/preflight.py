@@ -17,10 +17,10 @@ from typing import Any
 from components import versions
 from components.config import ConfigError, FleetConfig
 from components.fleet import whatif
-from components.karmada import features
+from components.karmada import addons_docs, features
 from components.operations import capacity, names
 from components.operations.budget import check_rto, failover_budget
-from components.operations.region_intents import RegionIntent, region_intents
+from components.operations.region_intents import RegionIntent, fleet_members, region_intents
 from components.operations.skew import skew_rows
 
 THIS_STACK = "this stack"
@@ -40,10 +40,21 @@ def check(config: FleetConfig, stack_file: str) -> None:
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
     names.check(config, stack_file)
+    check_addons(config, stack_file)
     capacity.check(config, stack_file)
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
+
+
+def check_addons(config: FleetConfig, stack_file: str) -> None:
+    """The search addon caches only members the hub can read (Push members of the fleet), never Secrets."""
+    if config.role == "region" or not config.karmada.addons.search.enabled:
+        return
+    try:
+        addons_docs.search_members(config, fleet_members(config, region_intents(config, None)), stack_file)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def check_whatif(config: FleetConfig, stack_file: str) -> None:

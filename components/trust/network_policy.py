@@ -3,7 +3,8 @@
 The one list of every workload the hub's host cluster runs in a policed namespace (`host_workloads`): each
 domain declares its own (`karmada/network.py`, `traffic/docs.py`, `traffic/refresher_docs.py`,
 `traffic/failover_docs.py`, `operations/etcd_backup_docs.py`, `operations/etcd_maintenance_docs.py`,
-`operations/monitoring_docs.py`: the exporter and the user's Prometheus scrapes); a new workload adds its
+`operations/monitoring_docs.py`: the exporter and the user's Prometheus scrapes; `karmada/addons_docs.py`: the opt-in
+addons); a new workload adds its
 declaration there and one line here.
 `tests/test_network_policies.py` fails for a rendered pod in these namespaces that nobody declared.
 
@@ -20,7 +21,7 @@ import pulumi
 
 from components.config import FleetConfig
 from components.hetzner.hub_cluster import karmada_api_cidrs
-from components.karmada import flags
+from components.karmada import addons_docs, flags
 from components.karmada.network import control_plane_workloads
 from components.karmada.pki_spec import estimator_service_name
 from components.kube import flows
@@ -43,7 +44,9 @@ def apiserver_clients(config: FleetConfig) -> list[str]:
 
 def host_workloads(config: FleetConfig, estimator_members: Sequence[str]) -> list[flows.Workload]:
     workloads = control_plane_workloads(apiserver_clients(config), estimator_members,
-                                        descheduler=config.karmada.descheduler_enabled)
+                                        descheduler=config.karmada.descheduler_enabled,
+                                        search=config.karmada.addons.search.enabled)
+    workloads += addons_docs.flow_workloads(config)
     workloads.append(etcd_maintenance_docs.flows())
     if config.karmada.etcd.backup is not None:
         workloads.append(etcd_backup_docs.flows())

@@ -28,9 +28,13 @@ What it does the way kube-apiserver v1.35 does (vendored k8s.io/apiserver v0.35.
 
 For the tests: `hooks` run on every write through the API, inside the store's lock, with (verb, key, a copy of
 the object, user) — a simulated controller reacts there (the CSR approver and signer, Karmada scheduling the
-drill's binding) and writes back with `put`. `put`, `get`, `items` and `remove` reach the store directly (no
-RBAC, no hooks); `serve` answers one request for a given user without HTTP; `down` makes the server drop every
-connection unanswered (a powered-off member); `requests` records every request.
+drill's binding) and writes back with `put`. `admission` callables run before a create, update or patch with
+(verb, target, body, user) and may refuse it with a (status, body) — an admission webhook, or one that does not
+answer; `?dryRun=All` on a create runs them and stores nothing, as kube-apiserver does. `health` answers
+`/readyz`, `/livez` and `/healthz` (any query) with its (status, text), to anyone, as the health paths do.
+`put`, `get`, `items` and `remove` reach the store directly (no RBAC, no hooks); `serve` answers one request for a
+given user without HTTP; `down` makes the server drop every connection unanswered (a powered-off member);
+`requests` records every request.
 """
 
 from __future__ import annotations
@@ -72,6 +76,8 @@ class Call(NamedTuple):
 MERGE_PATCH, APPLY_PATCH = "application/merge-patch+json", "application/apply-patch+yaml"
 
 Hook = Callable[[str, Key, dict[str, Any], User], None]
+Admission = Callable[[str, "Target", Any, User], "tuple[int, Any] | None"]
+HEALTH_PATHS = ("/readyz", "/livez", "/healthz")
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,8 @@ class FakeApiServer:
         self.grants = dict(grants or {})
         self.rbac = rbac
         self.hooks: list[Hook] = []
+        self.admission: list[Admission] = []
+        self.health: dict[str, tuple[int, str]] = {p: (200, "ok") for p in HEALTH_PATHS}
         self.requests: list[Call] = []
         self.denied: list[str] = []
         self.down = False
@@ -161,6 +169,11 @@ class FakeApiServer:
                 if fake.down:
                     self.close_connection = True
                     return
+                path = self.path.split("?", 1)[0]
+                if self.command == "GET" and path in fake.health:
+                    status, text = fake.health[path]
+                    fake.requests.append(Call("-", self.command, self.path, status))
+                    return self.reply(status, text.encode(), {"Content-Type": "text/plain"})
                 body = self.json_body()
                 user = fake.authenticate(self.connection.getpeercert(), self.headers.get("Authorization"))
                 if user is None:
@@ -250,9 +263,16 @@ class FakeApiServer:
                          if _selected((o.get("metadata") or {}).get("labels") or {}, selector)]
                 return 200, {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self._rv)},
                              "items": items}
+            if verb in ("create", "update", "patch"):
+                for admit in self.admission:
+                    refused = admit(verb, t, body, user)
+                    if refused is not None:
+                        return refused
             if verb == "create":
                 if t.name:
                     return 405, _status(405, "MethodNotAllowed", f"POST to a named {t.rbac_resource}")
+                if t.query.get("dryRun") == "All":
+                    return 201, copy.deepcopy(body)
                 return self._create(user, t, body)
             if verb == "patch" and media == APPLY_PATCH and current is None:
                 if not self.authorized(user, "create", t):

@@ -71,6 +71,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opensearch-project/opensearch-go v1.1.0 // indirect
 	github.com/peterbourgon/diskv v2.0.1+incompatible // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
@@ -163,6 +164,7 @@ tool (
 	github.com/karmada-io/karmada/cmd/aggregated-apiserver
 	github.com/karmada-io/karmada/cmd/controller-manager
 	github.com/karmada-io/karmada/cmd/descheduler
+	github.com/karmada-io/karmada/cmd/karmada-search
 	github.com/karmada-io/karmada/cmd/scheduler
 	github.com/karmada-io/karmada/cmd/scheduler-estimator
 	github.com/karmada-io/karmada/cmd/webhook

@@ -57,6 +57,7 @@ from components.karmada.flags.common import (
     PATHS,
     PKI_DIR,
     QUOTA_GATES,
+    SEARCH_PORT,
     SERVICE_CLUSTER_IP_RANGE,
     TENANT_GATES,
     WEBHOOK_HEALTH_PATH,
@@ -104,6 +105,9 @@ from components.karmada.flags.kube_controller_manager import (
 )
 from components.karmada.flags.scheduler import (
     scheduler_args,
+)
+from components.karmada.flags.search import (
+    search_args,
 )
 from components.karmada.flags.table import (
     KNOWN_FLAGS,
@@ -166,6 +170,7 @@ __all__ = [
     "PKI_DIR",
     "QUOTA_GATES",
     "REMOVED_FLAGS",
+    "SEARCH_PORT",
     "SERVICE_CLUSTER_IP_RANGE",
     "TENANT_GATES",
     "WEBHOOK_HEALTH_PATH",
@@ -201,5 +206,6 @@ __all__ = [
     "merge_gates",
     "scheduler_args",
     "scheduler_estimator_args",
+    "search_args",
     "webhook_args",
 ]

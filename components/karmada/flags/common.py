@@ -24,6 +24,8 @@ WEBHOOK_PORT = 8443
 WEBHOOK_HEALTH_PATH = "/readyz/"
 """karmada-webhook's only health endpoint, on WEBHOOK_PORT (cmd/webhook/app/webhook.go `Run` mounts it)."""
 ESTIMATOR_PORT = 10352
+SEARCH_PORT = 443
+"""karmada-search's secure port (upstream default and manifests), behind its Service and the APIService."""
 KCM_PORT = 10257
 CLUSTER_NAMESPACE = "karmada-cluster"
 """Namespace inside karmada-apiserver holding member credentials and cluster leases."""
@@ -66,6 +68,7 @@ _PKI_FILES = (
     "scheduler-estimator.crt", "scheduler-estimator.key",
     "scheduler-estimator-client.crt", "scheduler-estimator-client.key",
     "descheduler-estimator-client.crt", "descheduler-estimator-client.key",
+    "search.crt", "search.key", "search-etcd-client.crt", "search-etcd-client.key",
     "sa.pub", "sa.key",
 )
 
@@ -99,6 +102,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "karmada-agent": ("/bin/karmada-agent",),
         "karmada-scheduler-estimator": ("/bin/karmada-scheduler-estimator",),
         "karmada-descheduler": ("/bin/karmada-descheduler",),
+        "karmada-search": ("/bin/karmada-search",),
     }
 )
 """Container `command` per component (the binary; args never repeat it)."""
@@ -115,6 +119,7 @@ BINARY: Mapping[str, str] = MappingProxyType(
         "karmada-agent": "karmada-agent",
         "karmada-scheduler-estimator": "karmada-scheduler-estimator",
         "karmada-descheduler": "karmada-descheduler",
+        "karmada-search": "karmada-search",
     }
 )
 """Component -> the binary whose flag set (KNOWN_FLAGS) applies; karmada-apiserver is a kube-apiserver."""
@@ -166,6 +171,7 @@ LEADER_ELECTION: Mapping[str, Lease | None] = MappingProxyType(
         "karmada-scheduler-estimator": None,
         "karmada-agent": Lease("karmada-agent-<cluster>"),
         "karmada-descheduler": Lease("karmada-descheduler"),  # name fixed upstream (no flag)
+        "karmada-search": None,  # every replica caches and serves; no leader election (pkg/search/controller.go)
     }
 )
 """For the plan table: which components leader-elect and on which lease (ref §2.1). kube-controller-
