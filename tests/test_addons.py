@@ -216,3 +216,25 @@ def test_the_login_identity_reads_and_writes_only_as_granted(access: str) -> Non
     for verb in ("create", "update", "delete", "patch"):
         assert not allowed(own, pki_spec.DASHBOARD_USER, ["system:authenticated"], verb, "cluster.karmada.io",
                            "clusters", None, None)
+
+
+def test_karmada_search_is_reachable_before_it_is_ready(rendered_dev: Any) -> None:
+    """karmada-search turns Ready only after listing its own API through the aggregator (found on the real
+    binaries: tests/test_real_fleet.py): its Service publishes not-ready pods, and its APIService is not created
+    after the Deployment's rollout, which pulumi-kubernetes awaits."""
+    from hubctl.mocks import unwrap
+
+    by_urn = {r.urn: r for r in rendered_dev.records}
+    objects = {(unwrap(r.inputs).get("kind"), unwrap(r.inputs)["metadata"]["name"], r.provider.rsplit("::", 1)[-1]): r
+               for r in rendered_dev.records if r.type.startswith("kubernetes:") and r.custom
+               and not r.options.get("read")}
+    service = unwrap(objects[("Service", "karmada-search", "k8s-host")].inputs)
+    assert service["spec"]["publishNotReadyAddresses"] is True
+    deployment = objects[("Deployment", "karmada-search", "k8s-host")].urn
+    seen, todo = set(), list(objects[("APIService", "v1alpha1.search.karmada.io", "k8s-karmada")].dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn not in seen and urn in by_urn:
+            seen.add(urn)
+            todo += by_urn[urn].dependencies
+    assert deployment not in seen

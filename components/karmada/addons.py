@@ -80,13 +80,15 @@ class KarmadaAddons(pulumi.ComponentResource):
                      "search-etcd-client.crt": etcd_client.cert_pem,
                      "search-etcd-client.key": pulumi.Output.secret(etcd_client.key_pem)}
             rbac = [apply("karmada", o, on_karmada) for o in docs.search_rbac()]
-            search = deploy(docs.search_workload(config, search_members),
+            deploy(docs.search_workload(config, search_members),
                             docs.search_deployment(config, search_members), files, client, after=[])
             apply("host", docs.search_service(), on_host)
             service, apiservice_doc = docs.search_api(ca_bundle)
             svc = apply("karmada", service, on_karmada)
+            # not after the Deployment: pulumi-kubernetes awaits its rollout, and karmada-search is Ready only once
+            # this APIService serves its own API (search_service)
             apiservice = apply("karmada", apiservice_doc, pulumi.ResourceOptions.merge(
-                on_karmada, pulumi.ResourceOptions(depends_on=[*karmada_after, svc, search, *rbac])))
+                on_karmada, pulumi.ResourceOptions(depends_on=[*karmada_after, svc, *rbac])))
             registry = apply("karmada", docs.resource_registry(addons.search, search_members),
                              pulumi.ResourceOptions.merge(on_karmada, pulumi.ResourceOptions(
                                  depends_on=[*karmada_after, apiservice])))

@@ -113,7 +113,14 @@ def search_workload(config: FleetConfig, members: Sequence[str]) -> manifests.Wo
 
 
 def search_service() -> dict[str, Any]:
-    return manifests.service(SEARCH, {"https": (443, flags.SEARCH_PORT)})
+    """The host Service the APIService reaches karmada-search through. It publishes pods that are not Ready yet:
+    karmada-search becomes Ready only once its informers have listed ResourceRegistries, which it serves itself
+    through the karmada-apiserver's aggregator, so the aggregator must reach it first (found on the real binaries:
+    a Service of Ready pods only left it unready and restarting forever). Upstream's manifest avoids the loop by
+    giving the pod no readiness probe (karmada-io/karmada v1.18.2 artifacts/deploy/karmada-search.yaml)."""
+    service = manifests.service(SEARCH, {"https": (443, flags.SEARCH_PORT)})
+    service["spec"]["publishNotReadyAddresses"] = True
+    return service
 
 
 def search_api(ca_bundle: Any) -> list[dict[str, Any]]:
