@@ -36,7 +36,7 @@ def default_table() -> dict[str, ImageEntry]:
     karmada = {f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-{c}": ImageEntry(
         versions.KARMADA_VERSION, {f"/bin/karmada-{c}": f"karmada-{c}", f"karmada-{c}": f"karmada-{c}"})
         for c in ("controller-manager", "scheduler", "webhook", "aggregated-apiserver", "descheduler",
-                  "scheduler-estimator", "agent")}
+                  "scheduler-estimator", "agent", "search")}
     kube = {f"{versions.KUBE_IMAGE_REGISTRY}/{c}": ImageEntry(
         release.kube_apiserver, {c: c, f"/usr/local/bin/{c}": c})
         for c in ("kube-apiserver", "kube-controller-manager")}

@@ -25,6 +25,7 @@ with the reason.
 from __future__ import annotations
 
 import base64
+import copy
 import dataclasses
 import json
 import subprocess
@@ -57,6 +58,8 @@ from tests.support.tools import REPO
 SKIPPED = {
     ("system-upgrade", "system-upgrade-controller"): "upgrades k3s on the servers through k3s's own Plans: no k3s here",
     ("external-dns", "external-dns"): "writes to Hetzner DNS through the Hetzner webhook: no Hetzner API here",
+    ("karmada-system", "karmada-dashboard-api"): "no binary: the Go module proxy refuses karmada-io/dashboard v0.4.0",
+    ("karmada-system", "karmada-dashboard-web"): "no binary: the Go module proxy refuses karmada-io/dashboard v0.4.0",
 }
 """(namespace, workload) on the host that is not run, and why."""
 
@@ -137,6 +140,10 @@ class Rendered:
         key_pem = str(unwrap(key.outputs)["privateKeyPem"])
         loaded_key = serialization.load_pem_private_key(key_pem.encode(), None)
         return Pair(cert_pem, key_pem, x509.load_pem_x509_certificate(cert_pem.encode()), loaded_key)  # type: ignore[arg-type]
+
+    def cas(self) -> list[Pair]:
+        """Every CA the program generated, with its key."""
+        return [self.ca(r.name) for r in self.plan.records if r.type == "tls:index/selfSignedCert:SelfSignedCert"]
 
     def outputs(self, typ: str) -> list[dict[str, Any]]:
         return [unwrap(r.outputs) or {} for r in self.plan.records if r.type == typ]
@@ -341,14 +348,41 @@ class RealFleet:
     def _apply_all(self, api: Api, objects: Iterable[tuple[Any, dict[str, Any]]], skip_workloads: bool = False,
                    timeout: float = 120) -> list[dict[str, Any]]:
         applied = []
-        for _, obj in objects:
+        for record, obj in objects:
             if skip_workloads and obj["kind"] in WORKLOAD_KINDS:
                 continue
+            if record is not None:
+                self._await_workloads(record)
             applied.append(wait_for(f"apply {obj['kind']} {obj['metadata'].get('namespace', '')}/"
                                     f"{obj['metadata']['name']}", lambda o=obj: api.apply(o), timeout, 1))
             if obj["kind"] == "CustomResourceDefinition":
                 wait_for(f"CRD {obj['metadata']['name']} Established", lambda o=obj: _established(api, o), 60, 0.5)
         return applied
+
+    def _await_workloads(self, record: Any) -> None:
+        """pulumi-kubernetes creates a resource only once its dependencies are ready, and a Deployment or
+        StatefulSet is ready when its rollout is (await logic for apps/v1): wait for every running workload the
+        record depends on, directly or through other resources."""
+        if self.rendered is None:  # the first render's member objects: nothing runs yet
+            return
+        by_urn = {r.urn: r for r in self.rendered.plan.records}
+        seen: set[str] = set()
+        todo = list(record.dependencies)
+        while todo:
+            urn = todo.pop()
+            if urn in seen or urn not in by_urn:
+                continue
+            seen.add(urn)
+            dep = by_urn[urn]
+            todo += dep.dependencies
+            if dep.type not in ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet"):
+                continue
+            target = k8s_target(dep.provider) or ""
+            meta = unwrap(dep.inputs)["metadata"]
+            cluster = self.clusters.get(target)
+            workload = cluster.workloads.get((meta["namespace"], meta["name"])) if cluster else None
+            for pod in workload.pods if workload else []:
+                wait_ready(pod, 600)
 
     def _cluster(self, name: str, api: Api, context: ClusterContext) -> Cluster:
         controllers = Controllers(self.kubelet, context, self.workdir / "storage" / name)
@@ -375,11 +409,13 @@ class RealFleet:
         selector = dict(svc["spec"].get("selector") or {})
         namespace = svc["metadata"]["namespace"]
         target = port.get("targetPort", port["port"])
+        unready = bool(svc["spec"].get("publishNotReadyAddresses"))
 
         def backends() -> list[tuple[str, int]]:
             out = []
             for pod in list(self.kubelet.pods.values()):
-                if (pod.cluster.name == cluster.name and pod.namespace == namespace and pod.ready
+                serving = pod.ready or (unready and pod.phase == "Running")
+                if (pod.cluster.name == cluster.name and pod.namespace == namespace and serving
                         and selector and all(pod.labels.get(k) == v for k, v in selector.items())):
                     out.append((pod.ip, pod.container_port(target)))
             return out
@@ -556,6 +592,78 @@ class RealFleet:
         ns = self.network.add_namespace("operator")
         self.network.write_files(ns.name, hosts=self.names.hosts_for(_Placeholder()))  # type: ignore[arg-type]
         return ns
+
+    # ------------------------------------------------------------------------------------------ for tests
+
+    @property
+    def karmada(self) -> Api:
+        return self.clusters["karmada"].api
+
+    def member_api(self, name: str) -> Api:
+        api = self.members[name].api
+        assert api is not None
+        return api
+
+    def workload(self, cluster: str, namespace: str, name: str) -> Workload:
+        return self.clusters[cluster].workloads[(namespace, name)]
+
+    def pods(self, cluster: str | None = None) -> list[Pod]:
+        return [p for p in self.kubelet.pods.values() if p.phase != "Terminated"
+                and (cluster is None or p.cluster.name == cluster)]
+
+    def restarts(self) -> dict[str, int]:
+        """Restarts of every long-running pod's containers (Jobs' pods left out), by `cluster/ns/pod`."""
+        return {f"{p.cluster.name}/{p.namespace}/{p.name}": p.restarts() for p in self.pods()
+                if p.spec.get("restartPolicy", "Always") == "Always"}
+
+    def renew_leaf(self, cluster: str, namespace: str, name: str) -> list[str]:
+        """What `pulumi up` does when a workload's serving certificate is renewed: every leaf certificate in the
+        Secrets its pods mount re-issued by the same CA with the same subject, names and usages and a new key, the
+        Secrets updated, and the pods rolled (the program's checksum annotation changes the template). Returns
+        the `secret/key` renewed."""
+        from tests.support.realfleet.pki import reissue
+
+        assert self.rendered is not None
+        workload = self.workload(cluster, namespace, name)
+        api = self.clusters[cluster].api
+        cas = self.rendered.cas()
+        renewed = []
+        for volume in workload.obj["spec"]["template"]["spec"].get("volumes") or []:
+            secret_name = (volume.get("secret") or {}).get("secretName")
+            if not secret_name:
+                continue
+            secret = api.get("v1", "Secret", secret_name, namespace)
+            assert secret is not None
+            data = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
+            changed = reissue(data, cas)
+            if changed:
+                api.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret_name,
+                                                                              "namespace": namespace},
+                           "data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
+                renewed += [f"{secret_name}/{key}" for key in changed]
+        if not renewed:
+            raise AssertionError(f"{cluster} {namespace}/{name} mounts no leaf certificate")
+        rolled = copy.deepcopy(workload.obj)
+        rolled["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})[
+            "karmada-hub.io/renewed"] = str(time.time())
+        self.clusters[cluster].controllers.roll(workload, rolled)
+        return renewed
+
+    def write_kubeconfigs(self, directory: Path) -> dict[str, Path]:
+        """The kubeconfigs an operator has for this fleet, as files (0600), with the names `hubctl drill` and
+        `hubctl doctor` read: `karmada`, `host`, `<member>`."""
+        assert self.rendered is not None
+        directory.mkdir(parents=True, exist_ok=True)
+        texts = {"karmada": self.rendered.provider_kubeconfig("k8s-karmada"),
+                 "host": self.rendered.provider_kubeconfig("k8s-host"),
+                 **{name: m.kubeconfig for name, m in self.members.items()}}
+        out = {}
+        for name, text in texts.items():
+            path = directory / f"{name}.kubeconfig"
+            path.touch(mode=0o600)
+            path.write_text(text)
+            out[name] = path
+        return out
 
     # ------------------------------------------------------------------------------------------ teardown
 
