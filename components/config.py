@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -77,8 +78,10 @@ def _network(value: Any, family: int | None = None) -> Any:
     if isinstance(value, ipaddress.IPv4Network | ipaddress.IPv6Network):
         return value
     if not isinstance(value, str):
-        raise _fail("cidr", "must be a network in CIDR notation like 198.51.100.0/24 (got a {kind})",
-                    kind=type(value).__name__)
+        shown = f"the number {value}" if isinstance(value, int | float) and not isinstance(value, bool) else (
+            f"a {_yaml_kind(value)}")
+        raise _fail("cidr", "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got {what})",
+                    what=shown[:60])
     text = value.strip()
     written = 6 if ":" in text else 4
     if family == 4 and written == 6:
@@ -94,6 +97,19 @@ def _network(value: Any, family: int | None = None) -> Any:
             raise _fail("cidr", "'{v}' is not a valid IPv{f} network like {example} ({why})", v=text[:60], f=written,
                         example=example, why=str(exc)[:100]) from None
         raise _fail("cidr", "'{v}' has host bits set; did you mean {net}?", v=text[:60], net=str(net)) from None
+
+
+def _yaml_kind(value: Any) -> str:
+    """What YAML made of a value, in the words of a stack file (not Python's type names)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    return "string" if isinstance(value, str) else type(value).__name__
 
 
 Cidr = Annotated[ipaddress.IPv4Network | ipaddress.IPv6Network, BeforeValidator(_network)]
@@ -218,7 +234,18 @@ class NetworkConfig(Model):
                         cidr=str(self.cidr))
         if not self.cidr.is_private:
             raise _fail("private", "network {cidr} must be a private (RFC 1918) range", cidr=str(self.cidr))
+        for what, net in K3S_CLUSTER_NETWORKS.items():
+            if self.cidr.overlaps(net):
+                raise _fail("k3s_cidr", "{cidr} overlaps k3s's {what} network {net}: a node address there is "
+                            "routed into the cluster, not to the node; use another private range like 10.0.0.0/16",
+                            cidr=str(self.cidr), what=what, net=str(net), loc_key="cidr")
         return self
+
+
+K3S_CLUSTER_NETWORKS = {"pod": ipaddress.IPv4Network("10.42.0.0/16"),
+                        "service": ipaddress.IPv4Network("10.43.0.0/16")}
+"""k3s's `cluster-cidr` and `service-cidr` as components/hetzner/cloud_init.py renders them (POD_CIDR,
+SERVICE_CIDR; a test keeps the two in step)."""
 
 
 class SshKeyConfig(Model):
@@ -305,6 +332,23 @@ class HubConfig(Model):
         if not re.match(r"^v\d+\.\d+\.\d+\+k3s\d+$", v):
             raise _fail("k3s", "must be a k3s release tag like v1.34.1+k3s1 (got '{v}')", v=v)
         return v
+
+    @model_validator(mode="after")
+    def _survives_a_location(self) -> HubConfig:
+        """Servers go round-robin over the locations: the largest share in one location must leave a quorum
+        behind when that location fails, wherever the network zone has locations enough to spread over."""
+        counts: dict[str, int] = {}
+        for i in range(self.servers):
+            counts[self.server_location(i)] = counts.get(self.server_location(i), 0) + 1
+        zone_locations = [loc for loc, zone in NETWORK_ZONES.items() if zone == self.network_zone]
+        worst = max(counts, key=lambda loc: counts[loc])
+        left = self.servers - counts[worst]
+        if left > self.servers // 2 or len(zone_locations) < 3:
+            return self
+        raise _fail("spread_quorum", "{n} servers over {locs} put {k} in {worst}: losing {worst} leaves {left} of "
+                    "{n}, no etcd quorum; spread them over three locations (locations: [{three}])", n=self.servers,
+                    locs=", ".join(dict.fromkeys(self.locations)), k=counts[worst], worst=worst, left=left,
+                    three=", ".join(zone_locations[:3]), loc_key="locations")
 
     @model_validator(mode="after")
     def _lb_location(self) -> HubConfig:
@@ -699,7 +743,22 @@ class RegionConfig(Model):
 
 # ------------------------------------------------------------------------------------------ tenants
 
-Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")]
+def _quantity_text(value: Any) -> Any:
+    """A number where a Kubernetes quantity goes (`cpu: 40`, `memory: 0`) is what Kubernetes manifests accept too:
+    read it as the quantity it writes."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    text = str(value) if isinstance(value, int) else f"{value:f}".rstrip("0").rstrip(".")
+    return text
+
+
+Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$"),
+                     BeforeValidator(_quantity_text), WithJsonSchema({
+                         "type": ["string", "number"], "minimum": 0,
+                         "pattern": r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$"})]
+"""A Kubernetes quantity (`"40"`, `500m`, `80Gi`); a number is read as the quantity it writes, as in a manifest."""
 
 
 class StaticAssignment(Model):
@@ -717,6 +776,25 @@ class QuotaConfig(Model):
     enforce: bool = True
     """Enforced by the hub's controller-manager and webhook: needs FederatedQuotaEnforcement in
     karmada.featureGates (the whole fleet's list, decided by the hub stack)."""
+
+    @model_validator(mode="after")
+    def _not_zero_under_enforce(self) -> QuotaConfig:
+        from components.kube.quantity import parse_quantity
+
+        if not self.enforce:
+            return self
+        for res in ZERO_STOPS_EVERYTHING:
+            if res in self.overall and parse_quantity(self.overall[res]) == 0:
+                raise _fail("quota_zero", "a {r} quota of {q} under enforce: true lets the tenant run nothing; give "
+                            "it a size (like {example}) or set enforce: false", r=res, q=self.overall[res],
+                            example=QUOTA_EXAMPLES.get(res.rsplit(".", 1)[-1], "10"), loc_key=("overall", res))
+        return self
+
+
+ZERO_STOPS_EVERYTHING = ("cpu", "memory", "pods", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
+"""Quota resources every workload uses: zero under enforcement admits no pod (a zero for an extended resource, like a
+GPU, is a deliberate "none of these")."""
+QUOTA_EXAMPLES = {"cpu": '"40"', "memory": "80Gi", "pods": '"100"'}
 
 
 LABEL_KEY = (r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?/)?"
@@ -829,6 +907,10 @@ class PlacementConfig(Model):
             if len(set(names)) != len(names) or "preferred" in names or self.fallback_group in names:
                 raise _fail("placement", "overflow group names must be unique and differ from 'preferred' and "
                             "'{f}'", f=self.fallback_group, loc_key="overflow")
+        if self.min_regions > 1 and not self.spread_by_region:
+            raise _fail("placement", "minRegions {n} does nothing without spreadByRegion: true (no region spread "
+                        "constraint is rendered); set spreadByRegion: true or remove minRegions", n=self.min_regions,
+                        loc_key="minRegions")
         if self.fallback_group == "preferred":
             raise _fail("placement", "fallbackGroup must differ from 'preferred'", loc_key="fallbackGroup")
         if self.max_clusters is not None:
@@ -1237,11 +1319,16 @@ class FleetConfig(Model):
             if self.region is None or self.region not in self.regions:
                 raise _fail("missing", "role 'region' needs region: one of the keys of regions",
                             loc=("region",))
+        self._check_role_keys()
         names = [m.name for m in self.members]
         for i, name in enumerate(names):
             if names.index(name) != i:
                 raise _fail("dup", "member name '{n}' is used twice", n=name, loc=("members", i, "name"))
         for i, m in enumerate(self.members):
+            if self.role == "region" and m.region != self.region:
+                raise _fail("region", "this stack rolls out region {mine}; a member of {r} belongs in the region "
+                            "stack with region: {r} (its hub reads it from there)", mine=self.region, r=m.region,
+                            loc=("members", i, "region"))
             if m.region not in self.regions:
                 raise _fail("region", "region '{r}' is not defined under regions ({known})", r=m.region,
                             known=", ".join(self.regions) or "none", loc=("members", i, "region"))
@@ -1259,6 +1346,9 @@ class FleetConfig(Model):
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
+            _check_zones(m, self.regions[m.region], i)
+        self._check_region_networks()
+        self._check_tenant_identity()
         if any(isinstance(m.credentials, CapiCredentials) for m in self.members):
             self._require_secret(self.capi.kubeconfig_config_key, "< capi-management.kubeconfig",
                                  ("capi", "kubeconfigConfigKey"))
@@ -1314,6 +1404,57 @@ class FleetConfig(Model):
         self._check_regions_survive_loss()
         self._check_dns()
         return self
+
+    def _check_role_keys(self) -> None:
+        """Keys another role reads are refused here rather than ignored: a hub that silently drops the members
+        written in its file would unjoin them on a live stack."""
+        if self.role == "hub":
+            for key, value in (("members", self.members), ("tenants", self.tenants), ("regions", self.regions)):
+                if value:
+                    raise _fail("role_keys", "a hub stack reads {k} from the region stacks in regionStacks, never "
+                                "from its own file; move them to a region stack (role: region) or use role: "
+                                "all-in-one", k=key, loc=(key,))
+        if self.role != "region":
+            for key, value in (("region", self.region), ("hubStack", self.hub_stack)):
+                if value is not None:
+                    raise _fail("role_keys", "only a region stack (role: region) has {k}; {role} stacks ignore "
+                                "it: remove it here", k=key, role=self.role, loc=(key,))
+
+    def _check_tenant_identity(self) -> None:
+        """One tenant per namespace and per name: two policies selecting the same workloads conflict, and Karmada
+        applies only one of them (the what-if table and the budget would describe the other)."""
+        names: dict[str, int] = {}
+        namespaces: dict[str, int] = {}
+        for i, tenant in enumerate(self.tenants):
+            if tenant.name in names:
+                raise _fail("dup", "tenant name '{n}' is also tenants[{j}]'s; give each tenant its own name",
+                            n=tenant.name, j=names[tenant.name], loc=("tenants", i, "name"))
+            names[tenant.name] = i
+            if tenant.namespace in namespaces:
+                j = namespaces[tenant.namespace]
+                raise _fail("dup", "'{ns}' is already tenant {other}'s namespace (tenants[{j}]); one tenant per "
+                            "namespace: both policies would select the same workloads and Karmada would apply only "
+                            "one", ns=tenant.namespace, other=self.tenants[j].name, j=j,
+                            loc=("tenants", i, "namespace"))
+            namespaces[tenant.namespace] = i
+
+    def _check_region_networks(self) -> None:
+        """Each region's members live on their own Hetzner network: a range copied from another region, or one
+        network id with two ranges, is a copy-paste mistake the load balancers would act on."""
+        nets = [(name, r) for name, r in self.regions.items() if r.network_cidr is not None]
+        for i, (name, region) in enumerate(nets):
+            for other, seen in nets[:i]:
+                shared = region.network_id is not None and region.network_id == seen.network_id
+                if shared and region.network_cidr != seen.network_cidr:
+                    raise _fail("region_network", "networkId {id} is also region {o}'s, whose networkCidr is {c}; "
+                                "one Hetzner network has one range: write {c} here, or the id of this region's own "
+                                "network", id=region.network_id, o=other, c=str(seen.network_cidr),
+                                loc=("regions", name, "networkCidr"))
+                if not shared and region.network_cidr.overlaps(seen.network_cidr):  # type: ignore[union-attr]
+                    raise _fail("region_network", "{c} overlaps region {o}'s network {oc}; give each region's "
+                                "network its own range (or, if both regions' members share one network, the same "
+                                "networkId)", c=str(region.network_cidr), o=other, oc=str(seen.network_cidr),
+                                loc=("regions", name, "networkCidr"))
 
     def _check_tenant_features(self) -> None:
         """Each tenant feature has its gate on (a policy using a feature whose gate is off is accepted by the
@@ -1513,6 +1654,22 @@ def _check_quota(quota: QuotaConfig, members: set[str], t_i: int) -> None:
                         loc=("tenants", t_i, "quota", "staticAssignments"))
 
 
+def _check_zones(member: MemberConfig, region: RegionConfig, m_i: int) -> None:
+    """A member's zones are Hetzner locations (or a location's data centre, as the Hetzner cloud controller labels
+    nodes: fsn1-dc14), and the location of its region's load balancer."""
+    for z_i, zone in enumerate(member.zones):
+        loc = re.sub(r"-dc[0-9]+$", "", zone)
+        where = ("members", m_i, "zones", z_i)
+        if loc not in NETWORK_ZONES:
+            raise _fail("zone", "'{z}' is not a Hetzner location{hint} (one of: {known})", z=zone[:40],
+                        hint=did_you_mean(zone, NETWORK_ZONES).replace(" (", "; ").rstrip(")"),
+                        known=", ".join(NETWORK_ZONES), loc=where)
+        if loc != region.location:
+            raise _fail("zone", "{z} is not where region {r} is (location {rl}): a region's members sit behind its "
+                        "load balancer there; write zones: [{rl}], or put the member in a region located at {zl}",
+                        z=zone, r=member.region, rl=region.location, zl=loc, loc=where)
+
+
 def _fmt_number(x: float) -> str:
     return str(int(x)) if x == int(x) else f"{x:g}"
 
@@ -1561,8 +1718,9 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     loc = tuple(ctx.get("loc", ())) or tuple(err["loc"])
     if ctx.get("loc"):
         loc = tuple(ctx["loc"])
-    elif ctx.get("loc_key"):
-        loc = (*err["loc"], ctx["loc_key"])  # a model validator naming the field it refuses
+    elif ctx.get("loc_key"):  # a model validator naming the field (or the path below it) it refuses
+        key = ctx["loc_key"]
+        loc = (*err["loc"], *((key,) if isinstance(key, str) else key))
     elif err["type"] in ("world_open",):
         loc = (*err["loc"],)
     message = err["msg"]
@@ -1636,7 +1794,8 @@ _CUSTOM_TYPES = frozenset(
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
      "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
-     "reserved_ns", "etcd_quota", "monitoring", "region_stacks"}
+     "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
+     "role_keys", "region_network", "zone", "estimator"}
 )
 
 

@@ -111,6 +111,8 @@ def _type(node: dict[str, Any]) -> str:
             text = " or ".join(dict.fromkeys(parts))
             return f"{text} (optional)" if nullable else text
     kind = node.get("type")
+    if isinstance(kind, list):  # a value YAML may write two ways (a quantity: "40" or 40)
+        return " or ".join(_type({**node, "type": k}) for k in kind)
     if kind == "array":
         return f"list of {_type(node.get('items') or {})}"
     if kind == "object":

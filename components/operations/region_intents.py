@@ -8,7 +8,8 @@ RBAC. It reads each region's members, tenants and identity CSR from that region'
 member is declared once. An all-in-one stack serves its own members; a region stack serves nothing.
 
 Every problem is a `ConfigError` naming the file and key: a named file that does not exist or is no region
-stack of this hub, two files for one region, a member name or Pull token id used twice across the fleet.
+stack of this hub, two files for one region, a member name, Pull token id or tenant namespace used twice across the
+fleet.
 """
 
 from __future__ import annotations
@@ -68,8 +69,17 @@ def _check_fleet(intents: Sequence[RegionIntent]) -> None:
     regions: dict[str, str] = {}
     members: dict[str, str] = {}
     tokens: dict[str, str] = {}
+    namespaces: dict[str, tuple[str, str]] = {}
     for intent in intents:
         rel = f"stacks/Pulumi.{intent.stack}.yaml"
+        for t_i, tenant in enumerate(intent.config.tenants):
+            owner = namespaces.get(tenant.namespace)
+            if owner is not None:
+                raise ConfigError(f"{rel}: karmada-hub:tenants[{t_i}].namespace: '{tenant.namespace}' is already "
+                                  f"tenant {owner[1]}'s namespace in stacks/Pulumi.{owner[0]}.yaml; one tenant per "
+                                  "namespace across the fleet (each region's identity may write only in its own "
+                                  "tenants' namespaces): give this tenant its own")
+            namespaces[tenant.namespace] = (intent.stack, tenant.name)
         if intent.region in regions:
             raise ConfigError(f"{rel}: karmada-hub:region: {intent.region} is also rolled out by "
                               f"stacks/Pulumi.{regions[intent.region]}.yaml; one stack per region")
