@@ -99,7 +99,7 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
             raise ConfigError(f"{rel}: {key}: set twice (as {written[key]} and {shown}); keep one")
         written[key] = shown
         if isinstance(value, dict) and "secure" in value:
-            if set(value) != {"secure"} or not isinstance(value["secure"], str):
+            if set(value) != {"secure"} or not isinstance(value["secure"], str) or not value["secure"].strip():
                 raise ConfigError(f"{rel}: {key}: a secret is `secure: <ciphertext>` and nothing else; set it with "
                                   f"`pulumi config set --secret {key.split(':', 1)[1]} <value>`")
             config[key] = placeholder(key)
@@ -115,6 +115,9 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
             config[key] = value
         else:
             config[key] = json.dumps(value)
+    if not any(k.startswith(f"{PROJECT}:") for k in config):
+        raise ConfigError(f"{rel}: config: sets no {PROJECT} keys (the file is empty or only has provider settings); "
+                          "start from a copy of stacks/Pulumi.dev.yaml (all-in-one) or of the prod stacks")
     return StackConfig(stack=stack, path=path, config=config, secret_keys=tuple(sorted(secrets)))
 
 
