@@ -1732,6 +1732,10 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
         message = f"unknown key{hint}"
     elif err["type"] == "missing":
         message = "is required"
+    elif err["type"] not in _CUSTOM_TYPES and (words := _in_words(err)) is not None:
+        message = words
+        if isinstance(err.get("input"), bool) and err["type"] in ("literal_error", "string_type"):
+            message += "; YAML reads yes/no/on/off/true/false unquoted as booleans: quote the value"
     elif err["type"] not in _CUSTOM_TYPES and "input" in err and not isinstance(err["input"], dict | list):
         message = f"{message[0].lower()}{message[1:]} (got {_shown(err['input'])})"
         if isinstance(err["input"], bool) and err["type"] in ("literal_error", "string_type"):
@@ -1739,6 +1743,121 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     message = message.replace("\n", " ")
     path = _path(loc)
     return f"{stack_file}: {PROJECT}:{path}: {message}"
+
+
+PATTERN_WORDS: dict[str, str] = {
+    DNS_LABEL: "a lowercase DNS label: a-z, 0-9 and '-', starting and ending with a letter or digit, like eu-fsn",
+    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$":
+        "an OpenSSH public key line: its type (ssh-ed25519, ssh-rsa or ecdsa-sha2-nistp256/384/521), a space, the "
+        "base64 key and an optional comment, as `ssh-keygen -y -f <keyfile>` prints it",
+    r"^[a-z0-9][a-z0-9._-]{0,62}$": "a Hetzner image name like ubuntu-24.04",
+    r"^[0-9a-f]{64}$": "a sha256: 64 lowercase hex digits",
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$":
+        "a lowercase DNS name like api.hub.example.com, without a scheme or a trailing dot",
+    r"^https://[a-z0-9.-]+(:\d+)?$": "https://host[:port] with nothing after it, like "
+                                     "https://fsn1.your-objectstorage.com",
+    r"^[a-z0-9-]+$": "lowercase letters, digits and '-', like fsn1",
+    r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$": "an S3 bucket name: 3 to 63 lowercase letters, digits, '.' and '-', "
+                                          "starting and ending with a letter or digit",
+    r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$": "an object key prefix: letters, digits, '.', '_' and '-' in "
+                                            "'/'-separated parts, without a leading or trailing '/'",
+    r"^[a-zA-Z][a-zA-Z0-9]*$": "the name of a stack config key: a letter, then letters and digits, like "
+                              "etcdBackupAccessKey (not the secret itself)",
+    r"^[1-9][0-9]*(Mi|Gi|Ti)$": "a whole size in Kubernetes units Mi, Gi or Ti, like 8Gi (not GB)",
+    r"^[1-9][0-9]*(Mi|Gi)$": "a whole size in Kubernetes units Mi or Gi, like 2Gi (not GB)",
+    r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$": "CPU as millicores like 100m, or cores like 0.5",
+    r"^https://[^/?#@]+(:\d+)?/?$": "https://host:port of an API server, like https://member.example.com:6443 "
+                                    "(https, no path, no credentials)",
+    r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9._/-]+)?$": "a lowercase registry host with an optional port and path, like "
+                                             "registry.example.com/mirror (no scheme)",
+    r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$": "a Kubernetes quantity like \"40\", 500m or 80Gi (binary "
+                                                   "Ki/Mi/Gi/Ti or decimal k/M/G/T; not GB)",
+    LABEL_KEY: "a Kubernetes label key like tier or example.com/tier",
+    r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$":
+        "a Kubernetes label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$":
+        "a lowercase DNS subdomain: DNS labels joined by '.', like fleet-critical",
+    r"^\{\..+\}$": "a JSONPath in braces, relative to the workload's .status, like {.observedGeneration}",
+    r"^[a-z0-9][-a-z0-9]*$": "lowercase letters, digits and '-', like karmada-hub-prod",
+    r"^https://[^\s?#]+[^/\s?#]$": "an https:// URL without a trailing '/', query or fragment",
+    r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$":
+        "a fully qualified stack org/project/stack, like organization/karmada-hub/prod-hub",
+    r"^[A-Za-z0-9_.-]+$": "a stack name: the <name> of stacks/Pulumi.<name>.yaml",
+    r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+-----END CERTIFICATE REQUEST-----\n?$":
+        "a PEM certificate request from -----BEGIN CERTIFICATE REQUEST----- to -----END CERTIFICATE REQUEST----- "
+        "(`pulumi stack output identityCsrPem`, under identityCsr: |)",
+}
+"""What to write, for every `pattern=` of the models: an error shows these words, never the regular expression."""
+
+_FIXES: tuple[Any, ...] = (
+    str.lower,
+    lambda v: v.rstrip("."),
+    lambda v: "https://" + v.removeprefix("http://"),
+    lambda v: v.rstrip("/"),
+    lambda v: re.sub(r"([0-9])([KMGT])B$", r"\1\2i", v),
+    lambda v: re.sub(r"^[a-z]+://", "", v),
+)
+"""Edits that turn a common near miss into a match: the error offers the edited value."""
+
+
+def _in_words(err: Any) -> str | None:
+    """Pydantic's message for a built-in check, in the words of a stack file and with what to write instead;
+    None to keep pydantic's own (bounds like `greater than or equal to 30` already say it)."""
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    got = f" (got {_shown(value)})" if not isinstance(value, dict | list) else f" (got a {_yaml_kind(value)})"
+    if kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        words = PATTERN_WORDS.get(pattern, "in the form docs/configuration.md gives for this key")
+        hint = ""
+        if isinstance(value, str):
+            for fix in _FIXES:
+                fixed = fix(value)
+                if fixed != value and re.fullmatch(pattern, fixed):
+                    hint = f"; did you mean '{fixed[:80]}'?"
+                    break
+        return f"must be {words}{got}{hint}"
+    if kind == "string_type" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"must be text, but YAML read the number {value}: quote it (\"{value}\")"
+    if kind == "string_type":
+        return f"must be text{got}"
+    if kind in ("model_type", "model_attributes_type"):
+        return f"must be a mapping of this key's settings (docs/configuration.md lists them){got}"
+    if kind == "dict_type":
+        example = "{tier: standard}" if err["loc"][-1:] == ("labels",) else "{name: value}"
+        if isinstance(value, list) and value and all(isinstance(v, str) and "=" in v for v in value):
+            example = "{" + ", ".join(": ".join(v.split("=", 1)) for v in value[:3]) + "}"
+        return f"must be a mapping of key: value, like {example}{got}"
+    if kind == "list_type":
+        example = f"[{value}]" if isinstance(value, str | int | float) and not isinstance(value, bool) else "[a, b]"
+        return f"must be a list, like {example[:80]}{got}"
+    if kind in ("too_short", "too_long") and ctx.get("field_type") in ("List", "Dictionary"):
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        what = "item" if ctx.get("field_type") == "List" else "entry"
+        return (f"must have at {'least' if kind == 'too_short' else 'most'} {bound} {what}{'s' if bound != 1 else ''} "
+                f"(got {ctx.get('actual_length')})")
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"must be a whole number like 3{got}"
+    if kind in ("float_parsing", "float_type"):
+        return f"must be a number like 0.5{got}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"must be true or false{got}"
+    if kind == "literal_error":
+        allowed = [a.strip("'") for a in re.findall(r"'[^']*'", str(ctx.get("expected", "")))]
+        near = next((a for a in allowed if isinstance(value, str) and a.lower() == value.lower()), None)
+        hint = f"; did you mean {near}?" if near else did_you_mean(value, allowed).replace(" (", "; ").rstrip(")")
+        return f"must be one of {', '.join(allowed)}{got}{hint}"
+    bounds = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
+              "less_than": ("<", "lt")}
+    if kind in bounds:
+        sign, key = bounds[kind]
+        return f"must be {sign} {ctx.get(key)}{got}"
+    if kind == "union_tag_invalid":
+        tags = ", ".join(t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(","))
+        return (f"{str(ctx.get('discriminator', 'source')).strip(chr(39))} must be one of {tags} (got "
+                f"{_shown(ctx.get('tag'))})")
+    if kind == "union_tag_not_found":
+        return f"needs {ctx.get('discriminator', 'source').strip(chr(39))}: one of capi, secret"
+    return None
 
 
 def _shown(value: Any) -> str:
