@@ -15,23 +15,43 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from hubctl.errors import EXIT_OK, EXIT_USER, report
+from hubctl.errors import EXIT_OK, EXIT_USER, OneLineParser, UserError, report
 from hubctl.output import Output
 
 REPO = Path(__file__).resolve().parent.parent
+_Parser = OneLineParser
+
+STACK_HELP = "a stack in stacks/ by name (dev, prod-hub, prod-fsn1, ...) or its file stacks/Pulumi.<stack>.yaml"
+PLAN_HELP = "a plan: its directory, its plan.json, or a stack name for build/plan/<stack>"
+JSON_HELP = "print the result as one JSON document instead of text"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line naming the fix (argparse itself prints usage + message)."""
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"error: {self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
-        raise SystemExit(EXIT_USER)
+
+def version() -> str:
+    """`hubctl --version`: the checkout's version and the releases it pins."""
+    import tomllib
+
+    from components import versions
+
+    try:
+        project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    except (OSError, KeyError, ValueError):
+        project = "unknown"
+    return f"hubctl {project} (karmada-hub; Karmada {versions.KARMADA_VERSION}, k3s {versions.K3S_VERSION})"
 
 
 def _add_plan(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="render what the stack would create, offline (no CLI, no credentials)")
-    p.add_argument("stack", help="a stack in stacks/ (dev, prod-hub, prod-fsn1, ...)")
+    p.add_argument("stack", help=STACK_HELP)
     p.add_argument("--out", default=None, help="output root (default build/plan); hubctl replaces <out>/<stack> "
                    "only if it made it")
     p.add_argument("--policy", action="store_true", help="also run the policy pack's rules on the plan (exit 1 "
@@ -52,18 +72,19 @@ def _add_diff(sub: argparse._SubParsersAction) -> None:
     from hubctl.diff_render import DEFAULT_MAX_CHARS
 
     p = sub.add_parser("diff", help="what changes between two plans, for a pull request (Markdown)")
-    p.add_argument("old", help="plan directory (or its plan.json) of the base")
-    p.add_argument("new", help="plan directory (or its plan.json) of the change")
+    p.add_argument("old", help=f"the base: {PLAN_HELP}")
+    p.add_argument("new", help=f"the change: {PLAN_HELP}")
     p.add_argument("--json", action="store_true", help="the diff as JSON instead of Markdown")
-    p.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS, metavar="N",
+    p.add_argument("--max-chars", type=_positive, default=DEFAULT_MAX_CHARS, metavar="N",
                    help=f"size cap of the Markdown (default {DEFAULT_MAX_CHARS}, under GitHub's 65536 per comment); "
                    "a bigger diff degrades to a summary")
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from hubctl.commands import plan_path
         from hubctl.diff import diff_paths
         from hubctl.diff_render import markdown
 
-        result = diff_paths(Path(args.old), Path(args.new))
+        result = diff_paths(plan_path(repo, args.old), plan_path(repo, args.new))
         if args.json:
             out.json(result.as_dict())
         else:
@@ -75,9 +96,10 @@ def _add_diff(sub: argparse._SubParsersAction) -> None:
 
 def _add_budget(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("budget", help="worst-case failover time, term by term")
-    p.add_argument("stack")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--markdown", action="store_true", help="a Markdown table, for a PR or a runbook")
+    p.add_argument("stack", help=STACK_HELP)
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help=JSON_HELP)
+    form.add_argument("--markdown", action="store_true", help="a Markdown table, for a PR or a runbook")
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
         from hubctl.commands import run_budget
@@ -89,8 +111,8 @@ def _add_budget(sub: argparse._SubParsersAction) -> None:
 
 def _add_skew(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("skew", help="every component/version pair of the stack against the compatibility matrix")
-    p.add_argument("stack")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("stack", help=STACK_HELP)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
         from hubctl.commands import run_skew
@@ -102,13 +124,13 @@ def _add_skew(sub: argparse._SubParsersAction) -> None:
 
 def _add_policy(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("policy", help="the policy pack's rules on a rendered plan (exit 1 on violations)")
-    p.add_argument("plan", help="plan directory (or its plan.json)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("plan", help=PLAN_HELP)
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
-        from hubctl.commands import run_policy
+        from hubctl.commands import plan_path, run_policy
 
-        return run_policy(Path(args.plan), as_json=args.json, out=out)
+        return run_policy(plan_path(repo, args.plan), as_json=args.json, out=out)
 
     p.set_defaults(func=run)
 
@@ -142,16 +164,19 @@ def _add_docs(sub: argparse._SubParsersAction) -> None:
 def _add_kubeconfig(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("kubeconfig", help="an admin kubeconfig from a hub stack's own state (pulumi stack export)")
     p.add_argument("stack", help="the hub or all-in-one stack (org/project/stack or its name)")
-    p.add_argument("api", choices=["karmada", "host"])
+    p.add_argument("api", choices=["karmada", "host"], help="karmada: the karmada-apiserver; host: the hub's k3s")
     p.add_argument("--from-file", help="read this `pulumi stack export --show-secrets` file instead")
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
-        import json
+        from hubctl.kubeconfig import admin_kubeconfig, check_stack, export_stack, read_export
 
-        from hubctl.kubeconfig import admin_kubeconfig, export_stack
-
-        export = json.loads(Path(args.from_file).read_text()) if args.from_file else export_stack(args.stack)
-        out.stdout.write(admin_kubeconfig(export, args.api))
+        check_stack(repo, args.stack, from_file=bool(args.from_file))
+        export = read_export(Path(args.from_file)) if args.from_file else export_stack(args.stack)
+        try:
+            text = admin_kubeconfig(export, args.api)
+        except UserError as exc:
+            raise UserError(f"{args.from_file or args.stack}: {exc}") from None
+        out.stdout.write(text)
         print(f"note: this is a system:masters credential for the {args.api} API; keep it off shared disks",
               file=out.stderr)
         return EXIT_OK
@@ -165,12 +190,21 @@ COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_dril
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hubctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=_LazyVersion("%(prog)s"),
+                   help="print hubctl's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in COMMANDS:
         add(sub)
     sub.add_parser("rollout", help="preview, confirm and up every stack of an environment in waves (Pulumi CLI)",
                    add_help=False)
     return p
+
+
+class _LazyVersion(str):
+    """The version text, computed only when `--version` is asked for (argparse formats it then)."""
+
+    def __mod__(self, _: object) -> str:
+        return version()
 
 
 def _dispatch(argv: list[str], repo: Path, stdout: TextIO, stderr: TextIO) -> int:
@@ -180,6 +214,10 @@ def _dispatch(argv: list[str], repo: Path, stdout: TextIO, stderr: TextIO) -> in
         return rollout_main(argv[1:], root=repo, out=stdout if stdout is not sys.stdout else None)
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):  # argparse's own --help / errors
         args = parser().parse_args(argv)
+    if isinstance(getattr(args, "stack", None), str):
+        from hubctl.stackfile import stack_name
+
+        args.stack = stack_name(repo, args.stack)
     return int(args.func(args, repo, Output(stdout, stderr)))
 
 

@@ -8,6 +8,7 @@ into one line. Output goes through `hubctl.output.Output`: rich on a terminal, p
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,16 @@ def hub_stack_outputs(repo: Path, config: FleetConfig,
         return {}
     plan_stack = config.hub_stack.plan_stack
     if plan_stack is None:
-        raise ConfigError(f"karmada-hub:hubStack.planStack: needed offline to stand in for {config.hub_stack.stack}")
+        raise ConfigError(f"{stack_file}: karmada-hub:hubStack.planStack: needed offline to stand in for "
+                          f"{config.hub_stack.stack} (the name of the hub's stack file, like prod-hub)")
+    from hubctl.stackfile import stack_file as stack_path
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", plan_stack) or not stack_path(repo, plan_stack).is_file():
+        from components.config import did_you_mean
+
+        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (repo / "stacks").glob("Pulumi.*.yaml"))
+        raise ConfigError(f"{stack_file}: karmada-hub:hubStack.planStack: no stack file {plan_stack[:100]} in "
+                          f"stacks/{did_you_mean(plan_stack, known)}; name the hub's stack file")
     hub_cfg, _ = load_config(repo, plan_stack)
     hub_plan = run_program(repo, hub_cfg)
     preflight.check_hub_contract(config, hub_plan.raw_outputs.get("fleetContract") or {}, stack_file,
@@ -162,6 +172,26 @@ def run_skew(repo: Path, stack: str, as_json: bool = False, out: Output | None =
     else:
         out.text(format_skew(rows))
     return EXIT_FINDINGS if problems else EXIT_OK
+
+
+def plan_path(repo: Path, arg: str) -> Path:
+    """A plan as the user may name it: a directory, its plan.json, or a stack name for `build/plan/<stack>` (what
+    `hubctl plan <stack>` writes); a stack without a plan yet says how to make one."""
+    path = Path(arg)
+    if path.exists() or not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", arg) or arg.endswith(".json"):
+        return path
+    from hubctl.stackfile import stack_file
+
+    built = repo / "build" / "plan" / arg
+    if built.is_dir():
+        return built
+    if stack_file(repo, arg).is_file():
+        raise UserError(f"{arg}: no plan of stack {arg} in build/plan/{arg} yet; run `hubctl plan {arg}` first")
+    from components.config import did_you_mean
+
+    known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (repo / "stacks").glob("Pulumi.*.yaml"))
+    raise UserError(f"{arg}: no such plan directory, plan.json or stack (stacks: {', '.join(known)})"
+                    f"{did_you_mean(arg, known)}")
 
 
 def read_plan_json(path: Path, what: str = "plan") -> dict[str, Any]:

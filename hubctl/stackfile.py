@@ -57,6 +57,24 @@ def _close(word: str, options: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean {match[0]}?)" if match else ""
 
 
+def stack_name(repo: Path, arg: str) -> str:
+    """A stack as the user may name it: `dev`, or its file `stacks/Pulumi.dev.yaml` (a tab completion). A file
+    outside stacks/ is refused: hubctl, like the Pulumi CLI, reads a stack's config from stacks/ only."""
+    match = re.fullmatch(r"(?:(.*)[/\\])?Pulumi\.([A-Za-z0-9_.-]{1,100})\.ya?ml", arg)
+    if match is None:
+        return arg
+    folder, name = match.groups()
+    if folder is not None:
+        try:
+            inside = Path(folder).resolve() == (repo / "stacks").resolve()
+        except OSError:
+            inside = False
+        if not inside:
+            raise ConfigError(f"{arg[:200]}: hubctl reads stack files from stacks/ only (as Pulumi.yaml's "
+                              f"stackConfigDir says); copy it to stacks/Pulumi.{name}.yaml and name the stack {name}")
+    return name
+
+
 def read_stack(repo: Path, stack: str) -> StackConfig:
     path = stack_file(repo, stack)
     rel = f"stacks/Pulumi.{stack}.yaml"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.config import ConfigError, FleetConfig, MemberConfig, TenantConfig, read_stack_file
+from components.config import ConfigError, FleetConfig, MemberConfig, TenantConfig, did_you_mean, read_stack_file
 from components.fleet.member_docs import token_id
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
@@ -51,8 +51,13 @@ def region_intents(config: FleetConfig, this_stack: str | None, stacks_dir: Path
     if config.role != "hub":
         return []
     out: list[RegionIntent] = []
-    for name in config.region_stacks:
+    for i, name in enumerate(config.region_stacks):
         rel = f"stacks/Pulumi.{name}.yaml"
+        if not (stacks_dir / f"Pulumi.{name}.yaml").is_file():
+            known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
+            hub_file = f"stacks/Pulumi.{this_stack}.yaml" if this_stack else "the hub stack"
+            raise ConfigError(f"{hub_file}: karmada-hub:regionStacks[{i}]: no stack file {name} in stacks/"
+                              f"{did_you_mean(name, known)}; list the region stacks' names")
         region_config = read_stack_file(stacks_dir / f"Pulumi.{name}.yaml", rel)
         if region_config.role != "region" or region_config.region is None or region_config.hub_stack is None:
             raise ConfigError(f"{rel}: karmada-hub:role: listed in stacks/Pulumi.{this_stack}.yaml regionStacks "
