@@ -143,13 +143,10 @@ def run_budget(repo: Path, stack: str, as_json: bool = False, markdown: bool = F
         out.json({"stack": stack, **report.budget_section(budget, "").data})
     elif markdown:
         out.text(budget_markdown(budget))
-    elif out.rich:
-        section = report.budget_section(budget, "")
-        assert section.table is not None
-        out.table(Table(section.table.headers, section.table.rows, title=f"failover budget: {stack}",
-                        footer=section.table.footer))
-        for note in budget.footnotes:
-            out.text(f"* {note}")
+    elif out.rich:  # the same clocks, subtotals and notes as the plain text, as tables
+        out.text(f"failover budget: {stack}")
+        out.text("")
+        report.render_tables(out, report.budget_section(budget, ""), title=False)
     else:
         out.text(format_budget(budget))
     return EXIT_OK
