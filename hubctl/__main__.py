@@ -58,12 +58,30 @@ def _add_plan(sub: argparse._SubParsersAction) -> None:
                    "on violations)")
     p.add_argument("--quiet", action="store_true", help="no summary")
     p.add_argument("--json", action="store_true", help="print the plan's report (and policy result) as JSON")
+    p.add_argument("--epoch", metavar="YYYY-MM-DD", help="the day the offline certificates start (default today, "
+                   "UTC; or $HUBCTL_PLAN_EPOCH): give two plans you diff the same day, e.g. the base plan's, which "
+                   "`hubctl diff` names when they differ")
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
         from hubctl.commands import run_plan
 
         out_root = Path(args.out) if args.out else repo / "build" / "plan"
-        return run_plan(repo, args.stack, out_root, policy=args.policy, quiet=args.quiet, as_json=args.json, out=out)
+        if args.epoch is None:
+            return run_plan(repo, args.stack, out_root, policy=args.policy, quiet=args.quiet, as_json=args.json,
+                            out=out)
+        from hubctl.mocks import EPOCH_ENV, parse_epoch
+
+        parse_epoch(args.epoch, "--epoch")
+        saved = os.environ.get(EPOCH_ENV)
+        os.environ[EPOCH_ENV] = args.epoch
+        try:
+            return run_plan(repo, args.stack, out_root, policy=args.policy, quiet=args.quiet, as_json=args.json,
+                            out=out)
+        finally:
+            if saved is None:
+                os.environ.pop(EPOCH_ENV, None)
+            else:
+                os.environ[EPOCH_ENV] = saved
 
     p.set_defaults(func=run)
 

@@ -86,6 +86,9 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
     out = out or Output()
     with out.progress(f"plan {stack}") as bar:
         bar.set("reading the stack file")
+        from hubctl.mocks import plan_epoch
+
+        plan_epoch()  # a bad HUBCTL_PLAN_EPOCH is one line now, not a failure inside the program
         stack_cfg, config = load_config(repo, stack)
         out_dir = out_root / stack
         claim_out_dir(out_dir)

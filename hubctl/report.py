@@ -351,8 +351,10 @@ def build(plan: Plan, config: FleetConfig) -> list[Section]:
 
 def document(plan: Plan, sections: list[Section], files: list[str]) -> dict[str, Any]:
     """report.json / `hubctl plan --json`: the stack, the resource count, the files and every section."""
+    from hubctl.mocks import plan_epoch
+
     return {"reportVersion": REPORT_VERSION, "project": plan.project, "stack": plan.stack,
-            "resources": len(plan.records), "files": sorted(files),
+            "planEpoch": plan_epoch().date().isoformat(), "resources": len(plan.records), "files": sorted(files),
             "sections": {s.key: s.as_dict() for s in sections}}
 
 
