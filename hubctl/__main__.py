@@ -8,15 +8,29 @@ shows it for internal errors). Read commands take --json.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
+import signal
 import sys
-from pathlib import Path
-from typing import TextIO
 
-from hubctl.errors import EXIT_OK, EXIT_USER, OneLineParser, UserError, report
-from hubctl.output import Output
+
+def _interrupted_early(signum: int, frame: object) -> None:
+    """Ctrl-C while hubctl is still starting (importing): the same one line as later, no traceback."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)
+
+
+if (__name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "hubctl") and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_early)
+
+# after the early Ctrl-C handler, on purpose
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, TextIO  # noqa: E402
+
+from hubctl.errors import EXIT_OK, EXIT_USER, OneLineParser, UserError, report  # noqa: E402
+from hubctl.output import Output  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 _Parser = OneLineParser
@@ -244,8 +258,13 @@ def main(argv: list[str] | None = None, *, repo: Path = REPO, stdout: TextIO | N
     """Run one command; whatever happens, return an exit code after at most one line on stderr."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    ctrl_c = _CtrlC()
     try:
-        return _dispatch(list(sys.argv[1:] if argv is None else argv), repo, stdout, stderr)
+        with ctrl_c:
+            code = _dispatch(list(sys.argv[1:] if argv is None else argv), repo, stdout, stderr)
+            if ctrl_c.pressed:  # a library swallowed the KeyboardInterrupt (a destructor, a callback)
+                raise KeyboardInterrupt
+            return code
     except SystemExit as exc:  # argparse (--help, usage errors)
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USER)
     except BrokenPipeError:  # `hubctl diff a b | head`: the reader left, nothing to report
@@ -253,12 +272,77 @@ def main(argv: list[str] | None = None, *, repo: Path = REPO, stdout: TextIO | N
             os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
         return EXIT_OK
     except BaseException as exc:  # the one place an exception becomes an exit code
-        return report(exc, stderr)
+        # a library may have wrapped the KeyboardInterrupt (pydantic building a schema does)
+        return report(KeyboardInterrupt() if ctrl_c.pressed else exc, stderr)
+
+
+class _CtrlC:
+    """While a command runs: Ctrl-C raises KeyboardInterrupt as usual and is remembered (hubctl.errors.INTERRUPTED),
+    so the command ends with `interrupted` even when a library caught and wrapped it, and what it interrupts (a
+    destructor, a callback of the engine's loop) is not reported as a second error. After the first one further
+    ones are ignored: the command is ending, and a second must not turn its one line into a traceback. Outside the
+    main thread, or when SIGINT is ignored (a background job), nothing changes."""
+
+    ignore_after: bool = False
+    """Set by the console script: once the command ends, the process only exits, so a late Ctrl-C is ignored."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self.previous: Any = None
+        self.hook: Any = None
+
+    def _handler(self, signum: int, frame: object) -> None:
+        from hubctl.errors import INTERRUPTED
+
+        self.pressed = True
+        INTERRUPTED.set()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    def _unraisable(self, unraisable: Any) -> None:
+        if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+            self.hook(unraisable)
+
+    def __enter__(self) -> _CtrlC:
+        import threading
+
+        from hubctl.errors import INTERRUPTED
+
+        INTERRUPTED.clear()
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _interrupted_early):
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+            self.hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is None:
+            return
+        if self.ignore_after:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return  # the hook stays: the process is exiting
+        sys.unraisablehook = self.hook
+        if not self.pressed:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def console() -> None:
-    """The `hubctl` console script (pyproject [project.scripts])."""
-    sys.exit(main())
+    """The `hubctl` console script (pyproject [project.scripts]). An interrupted command ends here at once: the
+    interpreter's own shutdown would join worker threads of the engine that may be waiting on a loop that no
+    longer runs (seen as a hang of minutes), so the process exits without it, its output flushed."""
+    from hubctl.errors import EXIT_INTERRUPTED
+
+    _CtrlC.ignore_after = True
+    try:
+        code = main()
+    except KeyboardInterrupt:  # before main's handler was installed
+        code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

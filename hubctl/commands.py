@@ -94,6 +94,10 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
         claim_out_dir(out_dir)
         bar.set("running the program under the mock engine")
         plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config, f"stacks/Pulumi.{stack}.yaml"))
+        from hubctl.errors import INTERRUPTED
+
+        if INTERRUPTED.is_set():  # Ctrl-C reached a registration that swallowed it: this plan may lack resources
+            raise KeyboardInterrupt
         bar.set(f"writing {len(plan.records)} resources")
         files = write_plan(plan, out_dir)
         sections = report.build(plan, config)

@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import sys
+import threading
 import traceback
 from typing import TextIO
 
@@ -28,6 +29,8 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
 DEBUG_ENV = "HUBCTL_DEBUG"
+INTERRUPTED = threading.Event()
+"""Set when Ctrl-C reached the running command (hubctl.__main__): what it leaves behind is no further error."""
 
 
 class UserError(Exception):
