@@ -64,7 +64,7 @@ def test_an_abandoned_run_drops_its_pending_registrations_silently(capfd: pytest
 
     async def program() -> None:
         for _ in range(200):
-            loop.create_task(registration())
+            asyncio.get_running_loop().create_task(registration())
         await asyncio.sleep(0)
         raise KeyboardInterrupt
 
