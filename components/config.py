@@ -69,7 +69,9 @@ class ConfigError(Exception):
     """A user mistake in stack configuration; `str()` is the one line to print."""
 
 
-def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
+def _fail(kind: str, message: str, /, **ctx: Any) -> PydanticCustomError:
+    """A one-line refusal of type `kind`; `ctx` fills `{names}` in `message` (any name, `kind` too) and `loc`/`loc_key`
+    name the key when a model validator refuses a field."""
     return PydanticCustomError(kind, message, ctx)
 
 
@@ -253,6 +255,34 @@ class SshKeyConfig(Model):
     """Name of the key in Hetzner (prefixed with the hub name)."""
     public_key: str = Field(pattern=r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$")
     """The OpenSSH public key line (`ssh-ed25519 AAAA… comment`), never a private key."""
+
+    @field_validator("public_key")
+    @classmethod
+    def _whole_key(cls, v: str) -> str:
+        """The base64 blob is the key itself: SSH strings (a length, then bytes) that start with the key's type and
+        end exactly at its end. A truncated or mangled paste fails here, not at the first `pulumi up`."""
+        import base64
+        import binascii
+
+        kind, blob = v.split()[:2]
+        try:
+            raw = base64.b64decode(blob, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        parts = []
+        while len(raw) >= 4:
+            size = int.from_bytes(raw[:4], "big")
+            if size > len(raw) - 4:
+                break
+            parts.append(raw[4:4 + size])
+            raw = raw[4 + size:]
+        whole = bool(parts) and not raw and parts[0] == kind.encode()
+        if whole and kind == "ssh-ed25519":
+            whole = len(parts) == 2 and len(parts[1]) == 32
+        if not whole:
+            raise _fail("ssh_key", "the {kind} key is cut short or mangled (its base64 does not hold a whole {kind} "
+                        "key); paste the whole line `ssh-keygen -y -f <keyfile>` prints", kind=kind)
+        return v
 
     @field_validator("public_key", mode="before")
     @classmethod
@@ -1339,6 +1369,16 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
+            host = m.api_endpoint.removeprefix("https://").rstrip("/").rsplit(":", 1)[0].strip("[]")
+            try:
+                private = m.sync_mode == "Push" and not ipaddress.ip_address(host).is_global
+            except ValueError:
+                private = False  # a name: where it resolves is not known offline
+            if private:
+                raise _fail("push_endpoint", "{h} is not a public address: the hub's karmada-controller-manager dials "
+                            "a Push member from the hub's own network, which does not reach it; use the member's "
+                            "public API endpoint, or syncMode: Pull (its agent dials the hub)", h=host,
+                            loc=("members", i, "apiEndpoint"))
             if m.sync_mode == "Pull" and m.labels:
                 raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
                             "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
@@ -1914,7 +1954,7 @@ _CUSTOM_TYPES = frozenset(
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
      "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
      "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
-     "role_keys", "region_network", "zone", "estimator"}
+     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint"}
 )
 
 

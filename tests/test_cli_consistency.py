@@ -174,3 +174,10 @@ def test_the_error_path_imports_nothing_heavy(monkeypatch: pytest.MonkeyPatch) -
     assert classify(UserError("x")) == (EXIT_USER, "error: x")
     assert classify(ValueError("y"))[0] == 3
     assert not [n for n in imported if n.startswith(("components", "hubctl.plan", "pulumi"))]
+
+
+def test_make_plan_installs_quietly() -> None:
+    """A fresh `make plan` printed ~330 pip lines before the plan (review-newcomer.md §1 #22)."""
+    makefile = (REPO / "Makefile").read_text()
+    installs = [line for line in makefile.splitlines() if "pip install" in line and not line.lstrip().startswith("@")]
+    assert installs and all("--quiet" in line for line in installs), installs

@@ -112,6 +112,18 @@ REFUSED: list[tuple[str, str, Mutation, str]] = [
     ("a-location-listed-twice", "dev", set_at(["hub", "locations"], ["fsn1", "fsn1", "nbg1"]),
      DEV + "hub.locations: 3 servers over fsn1, nbg1 put 2 in fsn1: losing fsn1 leaves 1 of 3, no etcd quorum; spread "
      "them over three locations (locations: [fsn1, nbg1, hel1])"),
+    ("truncated-ssh-key", "dev", set_at(["hub", "sshKeys", 0, "publicKey"], "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBgX0"
+                                                                          "qZk3pXyqJpQ8mW5Jm9r0hX8yA1u1n3Tz2tQe4 ops"),
+     DEV + "hub.sshKeys[0].publicKey: the ssh-ed25519 key is cut short or mangled (its base64 does not hold a whole "
+     "ssh-ed25519 key); paste the whole line `ssh-keygen -y -f <keyfile>` prints"),
+    ("ssh-key-of-another-type", "dev", set_at(["hub", "sshKeys", 0, "publicKey"], "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIBg"
+                                                                               "X0qZk3pXyqJpQ8mW5Jm9r0hX8yA1u1n3Tz2tQe4jL"),
+     DEV + "hub.sshKeys[0].publicKey: the ssh-rsa key is cut short or mangled (its base64 does not hold a whole "
+     "ssh-rsa key); paste the whole line `ssh-keygen -y -f <keyfile>` prints"),
+    ("push-member-on-a-private-address", "dev", set_at(["members", 0, "apiEndpoint"], "https://10.10.0.5:6443"),
+     DEV + "members[0].apiEndpoint: 10.10.0.5 is not a public address: the hub's karmada-controller-manager dials a "
+     "Push member from the hub's own network, which does not reach it; use the member's public API endpoint, or "
+     "syncMode: Pull (its agent dials the hub)"),
     ("an-int-where-a-cidr-goes", "dev", set_at(["hub", "firewall", "apiCidrs"], [12345]),
      DEV + "hub.firewall.apiCidrs[0]: must be a network in CIDR notation written as text, like 198.51.100.0/24 (got "
      "the number 12345)"),
@@ -140,6 +152,8 @@ ACCEPTED: list[tuple[str, str, Mutation]] = [
     ("two-regions-on-one-network", "dev", both(set_at(["regions", "eu-hel", "networkId"], 4711001),
                                                set_at(["regions", "eu-hel", "networkCidr"], "10.10.0.0/16"))),
     ("min-regions-one-without-spread", "dev", set_at(["tenants", 0, "placement", "minRegions"], 1)),
+    ("pull-member-on-a-private-address", "dev", set_at(["members", 1, "apiEndpoint"], "https://10.20.0.5:6443")),
+    ("push-member-by-name", "dev", set_at(["members", 0, "apiEndpoint"], "https://api.member.internal:6443")),
 ]
 
 
