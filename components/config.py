@@ -685,6 +685,14 @@ class IngressConfig(Model):
     https_node_port: int = Field(default=30443, ge=30000, le=32767)
     """NodePort of the ingress controller's HTTPS listener (the regional LB forwards 443 to it)."""
 
+    @model_validator(mode="after")
+    def _two_ports(self) -> IngressConfig:
+        if self.http_node_port == self.https_node_port:
+            raise _fail("ingress", "httpNodePort and httpsNodePort are both {p}: the regional LB would send HTTP and "
+                        "HTTPS to one listener; give HTTPS its own NodePort (default 30443)", p=self.http_node_port,
+                        loc_key="httpsNodePort")
+        return self
+
 
 class MemberConfig(Model):
     name: ClusterName
@@ -1344,11 +1352,13 @@ class FleetConfig(Model):
                         loc=("identityCsr",))
         if self.role == "region":
             if self.hub_stack is None:
-                raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
+                raise _fail("role_keys", "role 'region' needs hubStack.stack (the hub stack to reference)",
                             loc=("hubStack",))
             if self.region is None or self.region not in self.regions:
-                raise _fail("missing", "role 'region' needs region: one of the keys of regions",
-                            loc=("region",))
+                got = f"'{self.region}' is not a key of regions ({', '.join(self.regions) or 'none'}); " if \
+                    self.region is not None else ""
+                raise _fail("role_keys", "{got}role 'region' needs region: the key of regions this stack rolls out",
+                            got=got, loc=("region",))
         self._check_role_keys()
         names = [m.name for m in self.members]
         for i, name in enumerate(names):
@@ -1836,6 +1846,7 @@ _FIXES: tuple[Any, ...] = (
     lambda v: v.rstrip("/"),
     lambda v: re.sub(r"([0-9])([KMGT])B$", r"\1\2i", v),
     lambda v: re.sub(r"^[a-z]+://", "", v),
+    lambda v: re.sub(r"^(https://[^/]+)/.*$", r"\1", v),
 )
 """Edits that turn a common near miss into a match: the error offers the edited value."""
 
@@ -1856,6 +1867,8 @@ def _in_words(err: Any) -> str | None:
                     hint = f"; did you mean '{fixed[:80]}'?"
                     break
         return f"must be {words}{got}{hint}"
+    if value is None and kind.endswith("_type"):
+        return "is empty (nothing after the colon): write a value, or remove the key for its default"
     if kind == "string_type" and isinstance(value, int | float) and not isinstance(value, bool):
         return f"must be text, but YAML read the number {value}: quote it (\"{value}\")"
     if kind == "string_type":
@@ -1875,8 +1888,9 @@ def _in_words(err: Any) -> str | None:
         what = "item" if ctx.get("field_type") == "List" else "entry"
         return (f"must have at {'least' if kind == 'too_short' else 'most'} {bound} {what}{'s' if bound != 1 else ''} "
                 f"(got {ctx.get('actual_length')})")
+    comment = "; a # starts a comment only after a space" if isinstance(value, str) and "#" in value else ""
     if kind in ("int_parsing", "int_from_float", "int_type"):
-        return f"must be a whole number like 3{got}"
+        return f"must be a whole number like 3{got}{comment}"
     if kind in ("float_parsing", "float_type"):
         return f"must be a number like 0.5{got}"
     if kind in ("bool_parsing", "bool_type"):
@@ -1954,7 +1968,7 @@ _CUSTOM_TYPES = frozenset(
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
      "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
      "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
-     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint"}
+     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint", "ingress"}
 )
 
 

@@ -47,6 +47,9 @@ STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt"
 NAMESPACES = (PROJECT, "pulumi", "hcloud", "kubernetes", "tls", "random")
 """Config namespaces this program (or a provider it uses) reads; anything else would be silently ignored."""
 PLAIN_CREDENTIALS = ("hcloud:token", "kubernetes:kubeconfig")
+DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
+"""The engine reads it as a JSON list of strings and fails on anything else ("Failed to parse ...": pulumi/pulumi
+pkg/resource/deploy/default_providers.go, defaultProviders.shouldDenyRequest)."""
 """Provider settings that are credentials: refused in plain text (they would sit in git)."""
 
 
@@ -126,6 +129,10 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
         if _has_nested_secure(value):
             raise ConfigError(f"{rel}: {key}: secure values nested inside a structured value are not read by this "
                               "program; keep secrets in their own keys (e.g. members[].credentials.configKey)")
+        if key == DISABLE_DEFAULT_PROVIDERS and not (
+                value in ("", None) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+            raise ConfigError(f"{rel}: {key}: must be a list of package names, like [\"kubernetes\"] (got "
+                              f"{str(value)[:60]!r}); the Pulumi engine fails to parse anything else")
         if key in PLAIN_CREDENTIALS:
             raise ConfigError(f"{rel}: {key}: a credential in plain text would sit in git; remove it and run "
                               f"`pulumi config set --secret {key} <value>` (or export it in the environment)")

@@ -124,6 +124,19 @@ REFUSED: list[tuple[str, str, Mutation, str]] = [
      DEV + "members[0].apiEndpoint: 10.10.0.5 is not a public address: the hub's karmada-controller-manager dials a "
      "Push member from the hub's own network, which does not reach it; use the member's public API endpoint, or "
      "syncMode: Pull (its agent dials the hub)"),
+    ("one-nodeport-for-http-and-https", "dev", set_at(["members", 0, "ingress"], {"httpNodePort": 30080,
+                                                                                  "httpsNodePort": 30080}),
+     DEV + "members[0].ingress.httpsNodePort: httpNodePort and httpsNodePort are both 30080: the regional LB would "
+     "send HTTP and HTTPS to one listener; give HTTPS its own NodePort (default 30443)"),
+    ("region-key-not-in-regions", "prod-fsn1", set_at(["region"], "eu-fsn1"),
+     "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: 'eu-fsn1' is not a key of regions (eu-fsn); role 'region' "
+     "needs region: the key of regions this stack rolls out"),
+    ("an-empty-value", "dev", set_at(["tenants", 2, "namespace"], None),
+     DEV + "tenants[2].namespace: is empty (nothing after the colon): write a value, or remove the key for its "
+     "default"),
+    ("a-comment-glued-to-a-number", "dev", set_at(["hub", "servers"], "3# one per location"),
+     DEV + "hub.servers: must be a whole number like 3 (got '3# one per location'); a # starts a comment only after a "
+     "space"),
     ("an-int-where-a-cidr-goes", "dev", set_at(["hub", "firewall", "apiCidrs"], [12345]),
      DEV + "hub.firewall.apiCidrs[0]: must be a network in CIDR notation written as text, like 198.51.100.0/24 (got "
      "the number 12345)"),
@@ -212,3 +225,60 @@ def test_a_namespace_is_one_tenants_across_a_hubs_region_stacks(stacks_dir: Path
         "stacks/Pulumi.prod-hel1.yaml: karmada-hub:tenants[0].namespace: 'shop' is already tenant shop's namespace in "
         "stacks/Pulumi.prod-fsn1.yaml; one tenant per namespace across the fleet (each region's identity may write "
         "only in its own tenants' namespaces): give this tenant its own")
+
+
+def test_a_hub_keeps_the_gates_its_region_stacks_tenants_use(stacks_dir: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub rolls out first: dropping WorkloadAffinity there planned clean, and payments' anti-affinity in
+    prod-fsn1 would have silently done nothing until that stack's own preview failed."""
+    from components.operations.preflight import check
+
+    path = stacks_dir / "Pulumi.prod-hub.yaml"
+    text = path.read_text()
+    old = "    featureGates: [FederatedQuotaEnforcement, WorkloadAffinity]\n"
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, "    featureGates: [FederatedQuotaEnforcement]\n"))
+    from hubctl.stackfile import read_stack
+
+    raw, secrets = read_stack(stacks_dir.parent, "prod-hub").project_values()
+    hub = FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets)
+    monkeypatch.setattr("components.operations.region_intents.STACKS_DIR", stacks_dir)
+    with pytest.raises(ConfigError) as info:
+        check(hub, "stacks/Pulumi.prod-hub.yaml")
+    assert str(info.value) == (
+        "stacks/Pulumi.prod-hub.yaml: karmada-hub:karmada.featureGates: WorkloadAffinity is off, but tenant payments "
+        "of stacks/Pulumi.prod-fsn1.yaml needs it (tenants[1].placement.workloadAffinity); keep it on while a region "
+        "stack's tenant uses it")
+
+
+def test_a_region_file_naming_another_hub_is_named_from_the_hub_planned(stacks_dir: Path) -> None:
+    """A copy of prod-hub planned under another name read prod-fsn1 and blamed prod-fsn1's file."""
+    from components.operations.region_intents import region_intents
+
+    raw, secrets = stack_values("prod-hub")
+    hub = FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets)
+    with pytest.raises(ConfigError) as info:
+        region_intents(hub, "prod-hub-copy", stacks_dir)
+    assert str(info.value) == (
+        "stacks/Pulumi.prod-hub-copy.yaml: karmada-hub:regionStacks[0]: prod-fsn1 names "
+        "organization/karmada-hub/prod-hub as its hub (hubStack.stack in stacks/Pulumi.prod-fsn1.yaml), not "
+        "prod-hub-copy; list only this hub's region stacks, or point that file's hubStack.stack here")
+
+
+@pytest.mark.parametrize(("value", "ok"), [('["kubernetes"]', True), ("[kubernetes, hcloud]", True), ('""', True),
+                                           ("kubernetes", False), ("[1]", False), ("{kubernetes: true}", False)])
+def test_disable_default_providers_is_a_list_as_the_engine_reads_it(tmp_path: Path, value: str, ok: bool) -> None:
+    """pulumi/pulumi pkg/resource/deploy/default_providers.go json-decodes it into a list of strings and fails
+    the first default provider request otherwise; hubctl read a bare string as a one-package list."""
+    from hubctl.stackfile import read_stack
+
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.t.yaml").write_text(f"config:\n  pulumi:disable-default-providers: {value}\n"
+                                                       "  karmada-hub:role: hub\n")
+    if ok:
+        read_stack(tmp_path, "t")
+        return
+    with pytest.raises(ConfigError) as info:
+        read_stack(tmp_path, "t")
+    assert str(info.value).startswith("stacks/Pulumi.t.yaml: pulumi:disable-default-providers: must be a list of "
+                                      "package names, like [\"kubernetes\"] (got ")

@@ -15,14 +15,14 @@ from hubctl.stackfile import read_stack
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("config:\n  karmada-hub:dns:\n    ttl: 060\n",
-     "line 3, column 10: 060 is an octal number in YAML (it reads as 48); write 60, or quote it (\"060\") if it is "
-     "text"),
-    ("retain: 010\n", "line 1, column 9: 010 is an octal number in YAML (it reads as 8); write 10, or quote it "
-                      "(\"010\") if it is text"),
-    ("x: -010\n", "line 1, column 4: -010 is an octal number in YAML (it reads as -8); write -10, or quote it "
-                  "(\"-010\") if it is text"),
-    ("at: 1:30\n", "line 1, column 5: 1:30 is a base-60 number in YAML 1.1 (hubctl would read a number, Pulumi a "
-                   "string); quote it (\"1:30\")"),
+     "line 3, column 10 (under karmada-hub:dns.ttl): 060 is an octal number in YAML (it reads as 48); write 60, or "
+     "quote it (\"060\") if it is text"),
+    ("retain: 010\n", "line 1, column 9 (under retain): 010 is an octal number in YAML (it reads as 8); write 10, "
+                      "or quote it (\"010\") if it is text"),
+    ("x: -010\n", "line 1, column 4 (under x): -010 is an octal number in YAML (it reads as -8); write -10, or quote "
+                  "it (\"-010\") if it is text"),
+    ("at: 1:30\n", "line 1, column 5 (under at): 1:30 is a base-60 number in YAML 1.1 (hubctl would read a number, "
+                   "Pulumi a string); quote it (\"1:30\")"),
     ("config:\n  karmada-hub:karmada:\n    etcd:\n      defragSchedule: */30 * * * *\n",
      "not valid YAML: line 4, column 24 (under karmada-hub:karmada.etcd.defragSchedule): did not find expected "
      "alphabetic or numeric character (while scanning an alias at line 4, column 23); a plain value cannot start "
@@ -43,6 +43,10 @@ from hubctl.stackfile import read_stack
      "not valid YAML: line 5, column 5 (under karmada-hub:members): did not find expected key (while parsing a "
      "block mapping at line 3, column 5); keys of one mapping must line up, and a list item (- ) cannot sit among "
      "them"),
+    ("config:\n  karmada-hub:members:\n    - name: a\n      region: r\n      name: b\n",
+     "line 5, column 7 (under karmada-hub:members.name): duplicate key 'name' (first at line 3, column 7); YAML would "
+     "silently keep only the last one; a list item starts with '- ': a line that lost its dash merges it into the item "
+     "above"),
     ("a: @x\n", "not valid YAML: line 1, column 4 (under a): found character that cannot start any token"),
 ])
 def test_a_yaml_mistake_says_what_to_write(text: str, expected: str) -> None:

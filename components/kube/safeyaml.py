@@ -190,7 +190,12 @@ _OCTAL = re.compile(r"[-+]?0[0-7_]+")
 _SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
 
 
-def _check_number(node: yaml.ScalarNode) -> None:
+def _under(text: str, mark: Any) -> str:
+    where = key_path(text, mark.line) if text and mark is not None else ""
+    return f" (under {where})" if where else ""
+
+
+def _check_number(node: yaml.ScalarNode, text: str = "") -> None:
     """YAML 1.1 numbers nobody means: `010` is octal 8 and `1:30` is base-60 90 (Pulumi's YAML 1.2 reader
     disagrees about the latter), so a plain scalar written that way is refused with what to write instead."""
     if node.style or node.tag not in (_INT, _FLOAT):  # plain: None (Python loader) or '' (libyaml)
@@ -199,19 +204,20 @@ def _check_number(node: yaml.ScalarNode) -> None:
     if node.tag == _INT and _OCTAL.fullmatch(value):
         number = int(value.replace("_", ""), 8)
         plain = value[:1].strip("+0123456789") + (value.lstrip("+-").lstrip("0").replace("_", "") or "0")
-        raise YamlRefused(f"{_at(node.start_mark)}: {value} is an octal number in YAML (it reads as {number}); write "
-                          f"{plain}, or quote it (\"{value}\") if it is text")
+        raise YamlRefused(f"{_at(node.start_mark)}{_under(text, node.start_mark)}: {value} is an octal number in "
+                          f"YAML (it reads as {number}); write {plain}, or quote it (\"{value}\") if it is text")
     if _SEXAGESIMAL.fullmatch(value):
-        raise YamlRefused(f"{_at(node.start_mark)}: {value} is a base-60 number in YAML 1.1 (hubctl would read a "
-                          f"number, Pulumi a string); quote it (\"{value}\")")
+        raise YamlRefused(f"{_at(node.start_mark)}{_under(text, node.start_mark)}: {value} is a base-60 number in "
+                          f"YAML 1.1 (hubctl would read a number, Pulumi a string); quote it (\"{value}\")")
 
 
-def _check_nodes(node: yaml.Node) -> None:
+def _check_nodes(node: yaml.Node, text: str = "") -> None:
     if _expanded_size(node, {}) > MAX_NODES:
         raise YamlRefused(f"expands to more than {MAX_NODES} values through aliases (an alias bomb?); write the "
                           "values out")
     stack = [node]
     seen: set[int] = set()
+    items: set[int] = set()
     while stack:
         current = stack.pop()
         if id(current) in seen:
@@ -222,8 +228,11 @@ def _check_nodes(node: yaml.Node) -> None:
             for k, v in current.value:
                 if isinstance(k, yaml.ScalarNode):
                     if k.value in keys and k.value != "<<":
-                        raise YamlRefused(f"{_at(k.start_mark)}: duplicate key '{k.value[:60]}' (first at "
-                                          f"{_at(keys[k.value])}); YAML would silently keep only the last one")
+                        hint = ("; a list item starts with '- ': a line that lost its dash merges it into the item "
+                                "above") if id(current) in items else ""
+                        raise YamlRefused(f"{_at(k.start_mark)}{_under(text, k.start_mark)}: duplicate key "
+                                          f"'{k.value[:60]}' (first at "
+                                          f"{_at(keys[k.value])}); YAML would silently keep only the last one{hint}")
                     keys[k.value] = k.start_mark
                 elif not isinstance(k, yaml.ScalarNode):
                     raise YamlRefused(f"{_at(k.start_mark)}: a key must be a plain string, not a "
@@ -231,8 +240,9 @@ def _check_nodes(node: yaml.Node) -> None:
                 stack += [k, v]
         elif isinstance(current, yaml.SequenceNode):
             stack += current.value
+            items.update(id(n) for n in current.value)
         elif isinstance(current, yaml.ScalarNode):
-            _check_number(current)
+            _check_number(current, text)
 
 
 def load(data: bytes, max_aliases: int = MAX_ALIASES) -> Any:
@@ -246,7 +256,7 @@ def load(data: bytes, max_aliases: int = MAX_ALIASES) -> Any:
         node = yaml.compose(text, Loader=Loader)
         if node is None:
             return None
-        _check_nodes(node)
+        _check_nodes(node, text)
         loader = Loader(text)
         try:
             return loader.construct_document(node)

@@ -63,8 +63,10 @@ def region_intents(config: FleetConfig, this_stack: str | None, stacks_dir: Path
             raise ConfigError(f"{rel}: karmada-hub:role: listed in stacks/Pulumi.{this_stack}.yaml regionStacks "
                               "but is not a region stack (role: region)")
         if this_stack is not None and region_config.hub_stack.stack.rsplit("/", 1)[-1] != this_stack:
-            raise ConfigError(f"{rel}: karmada-hub:hubStack.stack: {region_config.hub_stack.stack} is not "
-                              f"{this_stack}, which lists this stack in regionStacks")
+            raise ConfigError(f"stacks/Pulumi.{this_stack}.yaml: karmada-hub:regionStacks[{i}]: {name} names "
+                              f"{region_config.hub_stack.stack} as its hub (hubStack.stack in {rel}), not "
+                              f"{this_stack}; list only this hub's region stacks, or point that file's hubStack.stack "
+                              "here")
         out.append(RegionIntent(stack=name, region=region_config.region, config=region_config))
     _check_fleet(out)
     return out
