@@ -190,9 +190,9 @@ class FirewallConfig(Model):
                 if net in WORLD:
                     raise _fail(
                         "world_open",
-                        "{net} opens the port to the whole internet; list your admin CIDRs or set "
-                        "hub.firewall.allowWorld: true",
-                        net=str(net),
+                        "{net} opens the port to the whole internet; list {who} or set hub.firewall.allowWorld: true",
+                        net=str(net), loc_key=_alias(field),
+                        who="the Pull members' egress addresses" if field == "karmada_cidrs" else "your admin CIDRs",
                     )
         for field in ("ssh_cidrs", "api_cidrs", "karmada_cidrs"):
             nets = getattr(self, field)
@@ -368,8 +368,9 @@ class HubConfig(Model):
         """Servers go round-robin over the locations: the largest share in one location must leave a quorum
         behind when that location fails, wherever the network zone has locations enough to spread over."""
         counts: dict[str, int] = {}
-        for i in range(self.servers):
-            counts[self.server_location(i)] = counts.get(self.server_location(i), 0) + 1
+        width = len(self.locations)
+        for j, loc in enumerate(self.locations):  # server i goes to locations[i % width]
+            counts[loc] = counts.get(loc, 0) + self.servers // width + (1 if j < self.servers % width else 0)
         zone_locations = [loc for loc, zone in NETWORK_ZONES.items() if zone == self.network_zone]
         worst = max(counts, key=lambda loc: counts[loc])
         left = self.servers - counts[worst]

@@ -81,10 +81,10 @@ BAD: list[tuple[str, Mutation, str]] = [
      "hub.locations: locations fsn1, ash span network zones eu-central, us-east; "
      "one private network cannot span zones"),
     ("ssh-world-open", set_at(["hub", "firewall", "sshCidrs"], ["0.0.0.0/0"]),
-     "hub.firewall: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
+     "hub.firewall.sshCidrs: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
      "hub.firewall.allowWorld: true"),
     ("api-world-open-v6", set_at(["hub", "firewall", "apiCidrs"], ["198.51.100.0/24", "::/0"]),
-     "hub.firewall: ::/0 opens the port to the whole internet; list your admin CIDRs or set "
+     "hub.firewall.apiCidrs: ::/0 opens the port to the whole internet; list your admin CIDRs or set "
      "hub.firewall.allowWorld: true"),
     ("missing-ssh-keys", delete_at(["hub", "sshKeys"]), "hub.sshKeys: is required"),
     ("bad-ssh-public-key", set_at(["hub", "sshKeys", 0, "publicKey"], "not a key"),
@@ -112,8 +112,8 @@ BAD: list[tuple[str, Mutation, str]] = [
      "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the client address for the "
      "NetworkPolicy); set apiserver: 3 or leave it unset"),
     ("karmada-cidrs-world-open", set_at(["hub", "firewall", "karmadaCidrs"], ["0.0.0.0/0"]),
-     "hub.firewall: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
-     "hub.firewall.allowWorld: true"),
+     "hub.firewall.karmadaCidrs: 0.0.0.0/0 opens the port to the whole internet; list the Pull members' egress "
+     "addresses or set hub.firewall.allowWorld: true"),
     ("lb-public-interface-is-gone", set_at(["hub", "loadBalancer", "publicInterface"], True),
      "hub.loadBalancer.publicInterface: unknown key (known keys here: location, type, worldReachable)"),
     ("karmada-version-not-in-matrix", set_at(["karmada", "version"], "v1.99.0"),

@@ -40,8 +40,8 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    capacity.check(config, stack_file)  # first: it bounds the counts (servers, members) names.check walks
     names.check(config, stack_file)
-    capacity.check(config, stack_file)
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
