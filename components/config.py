@@ -349,8 +349,9 @@ class HubConfig(Model):
     @classmethod
     def _current_server_type(cls, v: str) -> str:
         if not re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v):
-            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13",
-                        v=v[:40])
+            hint = f"; write {v.lower()}" if re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v.lower()) else ""
+            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13{h}",
+                        v=v[:40], h=hint)
         if v in DEPRECATED_SERVER_TYPES:
             raise _fail("deprecated", "server type '{v}' is deprecated by Hetzner; use a current type such as cx23, "
                         "cx33 or cpx22", v=v)
@@ -640,8 +641,9 @@ class KarmadaConfig(Model):
     @classmethod
     def _in_matrix(cls, v: str) -> str:
         if v not in versions.RELEASES:
-            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known})", v=v,
-                        known=", ".join(sorted(versions.RELEASES)))
+            hint = f"; write v{v}" if f"v{v}" in versions.RELEASES else ""
+            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known}){h}", v=v,
+                        known=", ".join(sorted(versions.RELEASES)), h=hint)
         return v
 
     @property
@@ -1845,7 +1847,7 @@ _FIXES: tuple[Any, ...] = (
     lambda v: v.rstrip("."),
     lambda v: "https://" + v.removeprefix("http://"),
     lambda v: v.rstrip("/"),
-    lambda v: re.sub(r"([0-9])([KMGT])B$", r"\1\2i", v),
+    lambda v: re.sub(r"([0-9])([KMGT])B?$", r"\1\2i", v),
     lambda v: re.sub(r"^[a-z]+://", "", v),
     lambda v: re.sub(r"^(https://[^/]+)/.*$", r"\1", v),
 )
@@ -1890,6 +1892,10 @@ def _in_words(err: Any) -> str | None:
         return (f"must have at {'least' if kind == 'too_short' else 'most'} {bound} {what}{'s' if bound != 1 else ''} "
                 f"(got {ctx.get('actual_length')})")
     comment = "; a # starts a comment only after a space" if isinstance(value, str) and "#" in value else ""
+    unit = re.fullmatch(r"\s*([0-9]+)\s*(s|m|h)\s*", value) if isinstance(value, str) else None
+    if unit is not None:  # a Kubernetes-style duration where the key counts seconds
+        seconds = int(unit.group(1)) * {"s": 1, "m": 60, "h": 3600}[unit.group(2)]
+        comment = f"; the value is in seconds, without a unit: write {seconds}"
     if kind in ("int_parsing", "int_from_float", "int_type"):
         return f"must be a whole number like 3{got}{comment}"
     if kind in ("float_parsing", "float_type"):

@@ -84,6 +84,16 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("label-value-a-list", at(["members", 0, "labels"], {"tier": ["a"]}), "members[0].labels.tier: must be text (got "
                                                                           "a list)"),
     ("a-bound", at(["dns", "refreshSeconds"], 1), "dns.refreshSeconds: must be >= 5 (got 1)"),
+    ("duration-with-a-unit", at(["failover", "gracefulEvictionTimeout"], "10m"),
+     "failover.gracefulEvictionTimeout: must be a whole number like 3 (got '10m'); the value is in seconds, without a "
+     "unit: write 600"),
+    ("server-type-capitals", at(["hub", "serverType"], "CX33"),
+     "hub.serverType: 'CX33' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13; write cx33"),
+    ("karmada-version-without-v", at(["karmada", "version"], "1.18.2"),
+     "karmada.version: Karmada 1.18.2 is not in the compatibility matrix (supported: v1.18.2); write v1.18.2"),
+    ("size-in-g", at(["karmada", "etcd", "storageSize"], "8G"),
+     "karmada.etcd.storageSize: must be a whole size in Kubernetes units Mi, Gi or Ti, like 8Gi (not GB) (got '8G'); "
+     "did you mean '8Gi'?"),
     ("yaml-boolean", at(["members", 0, "syncMode"], True),
      "members[0].syncMode: must be one of Push, Pull (got True); YAML reads yes/no/on/off/true/false unquoted as "
      "booleans: quote the value"),
