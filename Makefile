@@ -9,9 +9,9 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "==> installing requirements (a fresh clone installs about 400 MB, a few minutes; pip lists each package)"
-	$(BIN)/python -m pip install --upgrade --progress-bar off pip
-	$(BIN)/python -m pip install --progress-bar off -r requirements-dev.txt
+	@echo "==> installing requirements (a fresh clone installs about 400 MB, a few minutes; pip -v shows each package)"
+	$(BIN)/python -m pip install --quiet --upgrade --progress-bar off pip
+	$(BIN)/python -m pip install --quiet --progress-bar off -r requirements-dev.txt
 	@echo "==> the hubctl command ($(BIN)/hubctl, this checkout in editable mode)"
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@

@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -68,7 +69,9 @@ class ConfigError(Exception):
     """A user mistake in stack configuration; `str()` is the one line to print."""
 
 
-def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
+def _fail(kind: str, message: str, /, **ctx: Any) -> PydanticCustomError:
+    """A one-line refusal of type `kind`; `ctx` fills `{names}` in `message` (any name, `kind` too) and `loc`/`loc_key`
+    name the key when a model validator refuses a field."""
     return PydanticCustomError(kind, message, ctx)
 
 
@@ -77,8 +80,10 @@ def _network(value: Any, family: int | None = None) -> Any:
     if isinstance(value, ipaddress.IPv4Network | ipaddress.IPv6Network):
         return value
     if not isinstance(value, str):
-        raise _fail("cidr", "must be a network in CIDR notation like 198.51.100.0/24 (got a {kind})",
-                    kind=type(value).__name__)
+        shown = f"the number {value}" if isinstance(value, int | float) and not isinstance(value, bool) else (
+            f"a {_yaml_kind(value)}")
+        raise _fail("cidr", "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got {what})",
+                    what=shown[:60])
     text = value.strip()
     written = 6 if ":" in text else 4
     if family == 4 and written == 6:
@@ -94,6 +99,19 @@ def _network(value: Any, family: int | None = None) -> Any:
             raise _fail("cidr", "'{v}' is not a valid IPv{f} network like {example} ({why})", v=text[:60], f=written,
                         example=example, why=str(exc)[:100]) from None
         raise _fail("cidr", "'{v}' has host bits set; did you mean {net}?", v=text[:60], net=str(net)) from None
+
+
+def _yaml_kind(value: Any) -> str:
+    """What YAML made of a value, in the words of a stack file (not Python's type names)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    return "string" if isinstance(value, str) else type(value).__name__
 
 
 Cidr = Annotated[ipaddress.IPv4Network | ipaddress.IPv6Network, BeforeValidator(_network)]
@@ -172,9 +190,9 @@ class FirewallConfig(Model):
                 if net in WORLD:
                     raise _fail(
                         "world_open",
-                        "{net} opens the port to the whole internet; list your admin CIDRs or set "
-                        "hub.firewall.allowWorld: true",
-                        net=str(net),
+                        "{net} opens the port to the whole internet; list {who} or set hub.firewall.allowWorld: true",
+                        net=str(net), loc_key=_alias(field),
+                        who="the Pull members' egress addresses" if field == "karmada_cidrs" else "your admin CIDRs",
                     )
         for field in ("ssh_cidrs", "api_cidrs", "karmada_cidrs"):
             nets = getattr(self, field)
@@ -218,7 +236,18 @@ class NetworkConfig(Model):
                         cidr=str(self.cidr))
         if not self.cidr.is_private:
             raise _fail("private", "network {cidr} must be a private (RFC 1918) range", cidr=str(self.cidr))
+        for what, net in K3S_CLUSTER_NETWORKS.items():
+            if self.cidr.overlaps(net):
+                raise _fail("k3s_cidr", "{cidr} overlaps k3s's {what} network {net}: a node address there is "
+                            "routed into the cluster, not to the node; use another private range like 10.0.0.0/16",
+                            cidr=str(self.cidr), what=what, net=str(net), loc_key="cidr")
         return self
+
+
+K3S_CLUSTER_NETWORKS = {"pod": ipaddress.IPv4Network("10.42.0.0/16"),
+                        "service": ipaddress.IPv4Network("10.43.0.0/16")}
+"""k3s's `cluster-cidr` and `service-cidr` as components/hetzner/cloud_init.py renders them (POD_CIDR,
+SERVICE_CIDR; a test keeps the two in step)."""
 
 
 class SshKeyConfig(Model):
@@ -226,6 +255,34 @@ class SshKeyConfig(Model):
     """Name of the key in Hetzner (prefixed with the hub name)."""
     public_key: str = Field(pattern=r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$")
     """The OpenSSH public key line (`ssh-ed25519 AAAA… comment`), never a private key."""
+
+    @field_validator("public_key")
+    @classmethod
+    def _whole_key(cls, v: str) -> str:
+        """The base64 blob is the key itself: SSH strings (a length, then bytes) that start with the key's type and
+        end exactly at its end. A truncated or mangled paste fails here, not at the first `pulumi up`."""
+        import base64
+        import binascii
+
+        kind, blob = v.split()[:2]
+        try:
+            raw = base64.b64decode(blob, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        parts = []
+        while len(raw) >= 4:
+            size = int.from_bytes(raw[:4], "big")
+            if size > len(raw) - 4:
+                break
+            parts.append(raw[4:4 + size])
+            raw = raw[4 + size:]
+        whole = bool(parts) and not raw and parts[0] == kind.encode()
+        if whole and kind == "ssh-ed25519":
+            whole = len(parts) == 2 and len(parts[1]) == 32
+        if not whole:
+            raise _fail("ssh_key", "the {kind} key is cut short or mangled (its base64 does not hold a whole {kind} "
+                        "key); paste the whole line `ssh-keygen -y -f <keyfile>` prints", kind=kind)
+        return v
 
     @field_validator("public_key", mode="before")
     @classmethod
@@ -292,8 +349,9 @@ class HubConfig(Model):
     @classmethod
     def _current_server_type(cls, v: str) -> str:
         if not re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v):
-            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13",
-                        v=v[:40])
+            hint = f"; write {v.lower()}" if re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v.lower()) else ""
+            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13{h}",
+                        v=v[:40], h=hint)
         if v in DEPRECATED_SERVER_TYPES:
             raise _fail("deprecated", "server type '{v}' is deprecated by Hetzner; use a current type such as cx23, "
                         "cx33 or cpx22", v=v)
@@ -305,6 +363,24 @@ class HubConfig(Model):
         if not re.match(r"^v\d+\.\d+\.\d+\+k3s\d+$", v):
             raise _fail("k3s", "must be a k3s release tag like v1.34.1+k3s1 (got '{v}')", v=v)
         return v
+
+    @model_validator(mode="after")
+    def _survives_a_location(self) -> HubConfig:
+        """Servers go round-robin over the locations: the largest share in one location must leave a quorum
+        behind when that location fails, wherever the network zone has locations enough to spread over."""
+        counts: dict[str, int] = {}
+        width = len(self.locations)
+        for j, loc in enumerate(self.locations):  # server i goes to locations[i % width]
+            counts[loc] = counts.get(loc, 0) + self.servers // width + (1 if j < self.servers % width else 0)
+        zone_locations = [loc for loc, zone in NETWORK_ZONES.items() if zone == self.network_zone]
+        worst = max(counts, key=lambda loc: counts[loc])
+        left = self.servers - counts[worst]
+        if left > self.servers // 2 or len(zone_locations) < 3:
+            return self
+        raise _fail("spread_quorum", "{n} servers over {locs} put {k} in {worst}: losing {worst} leaves {left} of "
+                    "{n}, no etcd quorum; spread them over three locations (locations: [{three}])", n=self.servers,
+                    locs=", ".join(dict.fromkeys(self.locations)), k=counts[worst], worst=worst, left=left,
+                    three=", ".join(zone_locations[:3]), loc_key="locations")
 
     @model_validator(mode="after")
     def _lb_location(self) -> HubConfig:
@@ -639,8 +715,9 @@ class KarmadaConfig(Model):
     @classmethod
     def _in_matrix(cls, v: str) -> str:
         if v not in versions.RELEASES:
-            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known})", v=v,
-                        known=", ".join(sorted(versions.RELEASES)))
+            hint = f"; write v{v}" if f"v{v}" in versions.RELEASES else ""
+            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known}){h}", v=v,
+                        known=", ".join(sorted(versions.RELEASES)), h=hint)
         return v
 
     @property
@@ -684,6 +761,14 @@ class IngressConfig(Model):
     """NodePort of the ingress controller's HTTP listener (the regional LB forwards 80 to it)."""
     https_node_port: int = Field(default=30443, ge=30000, le=32767)
     """NodePort of the ingress controller's HTTPS listener (the regional LB forwards 443 to it)."""
+
+    @model_validator(mode="after")
+    def _two_ports(self) -> IngressConfig:
+        if self.http_node_port == self.https_node_port:
+            raise _fail("ingress", "httpNodePort and httpsNodePort are both {p}: the regional LB would send HTTP and "
+                        "HTTPS to one listener; give HTTPS its own NodePort (default 30443)", p=self.http_node_port,
+                        loc_key="httpsNodePort")
+        return self
 
 
 class MemberConfig(Model):
@@ -775,7 +860,22 @@ class RegionConfig(Model):
 
 # ------------------------------------------------------------------------------------------ tenants
 
-Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")]
+def _quantity_text(value: Any) -> Any:
+    """A number where a Kubernetes quantity goes (`cpu: 40`, `memory: 0`) is what Kubernetes manifests accept too:
+    read it as the quantity it writes."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    text = str(value) if isinstance(value, int) else f"{value:f}".rstrip("0").rstrip(".")
+    return text
+
+
+Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$"),
+                     BeforeValidator(_quantity_text), WithJsonSchema({
+                         "type": ["string", "number"], "minimum": 0,
+                         "pattern": r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$"})]
+"""A Kubernetes quantity (`"40"`, `500m`, `80Gi`); a number is read as the quantity it writes, as in a manifest."""
 
 
 class StaticAssignment(Model):
@@ -793,6 +893,25 @@ class QuotaConfig(Model):
     enforce: bool = True
     """Enforced by the hub's controller-manager and webhook: needs FederatedQuotaEnforcement in
     karmada.featureGates (the whole fleet's list, decided by the hub stack)."""
+
+    @model_validator(mode="after")
+    def _not_zero_under_enforce(self) -> QuotaConfig:
+        from components.kube.quantity import parse_quantity
+
+        if not self.enforce:
+            return self
+        for res in ZERO_STOPS_EVERYTHING:
+            if res in self.overall and parse_quantity(self.overall[res]) == 0:
+                raise _fail("quota_zero", "a {r} quota of {q} under enforce: true lets the tenant run nothing; give "
+                            "it a size (like {example}) or set enforce: false", r=res, q=self.overall[res],
+                            example=QUOTA_EXAMPLES.get(res.rsplit(".", 1)[-1], "10"), loc_key=("overall", res))
+        return self
+
+
+ZERO_STOPS_EVERYTHING = ("cpu", "memory", "pods", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
+"""Quota resources every workload uses: zero under enforcement admits no pod (a zero for an extended resource, like a
+GPU, is a deliberate "none of these")."""
+QUOTA_EXAMPLES = {"cpu": '"40"', "memory": "80Gi", "pods": '"100"'}
 
 
 LABEL_KEY = (r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?/)?"
@@ -905,6 +1024,10 @@ class PlacementConfig(Model):
             if len(set(names)) != len(names) or "preferred" in names or self.fallback_group in names:
                 raise _fail("placement", "overflow group names must be unique and differ from 'preferred' and "
                             "'{f}'", f=self.fallback_group, loc_key="overflow")
+        if self.min_regions > 1 and not self.spread_by_region:
+            raise _fail("placement", "minRegions {n} does nothing without spreadByRegion: true (no region spread "
+                        "constraint is rendered); set spreadByRegion: true or remove minRegions", n=self.min_regions,
+                        loc_key="minRegions")
         if self.fallback_group == "preferred":
             raise _fail("placement", "fallbackGroup must differ from 'preferred'", loc_key="fallbackGroup")
         if self.max_clusters is not None:
@@ -1316,16 +1439,23 @@ class FleetConfig(Model):
                         loc=("identityCsr",))
         if self.role == "region":
             if self.hub_stack is None:
-                raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
+                raise _fail("role_keys", "role 'region' needs hubStack.stack (the hub stack to reference)",
                             loc=("hubStack",))
             if self.region is None or self.region not in self.regions:
-                raise _fail("missing", "role 'region' needs region: one of the keys of regions",
-                            loc=("region",))
+                got = f"'{self.region}' is not a key of regions ({', '.join(self.regions) or 'none'}); " if \
+                    self.region is not None else ""
+                raise _fail("role_keys", "{got}role 'region' needs region: the key of regions this stack rolls out",
+                            got=got, loc=("region",))
+        self._check_role_keys()
         names = [m.name for m in self.members]
         for i, name in enumerate(names):
             if names.index(name) != i:
                 raise _fail("dup", "member name '{n}' is used twice", n=name, loc=("members", i, "name"))
         for i, m in enumerate(self.members):
+            if self.role == "region" and m.region != self.region:
+                raise _fail("region", "this stack rolls out region {mine}; a member of {r} belongs in the region "
+                            "stack with region: {r} (its hub reads it from there)", mine=self.region, r=m.region,
+                            loc=("members", i, "region"))
             if m.region not in self.regions:
                 raise _fail("region", "region '{r}' is not defined under regions ({known})", r=m.region,
                             known=", ".join(self.regions) or "none", loc=("members", i, "region"))
@@ -1336,6 +1466,16 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
+            host = m.api_endpoint.removeprefix("https://").rstrip("/").rsplit(":", 1)[0].strip("[]")
+            try:
+                private = m.sync_mode == "Push" and not ipaddress.ip_address(host).is_global
+            except ValueError:
+                private = False  # a name: where it resolves is not known offline
+            if private:
+                raise _fail("push_endpoint", "{h} is not a public address: the hub's karmada-controller-manager dials "
+                            "a Push member from the hub's own network, which does not reach it; use the member's "
+                            "public API endpoint, or syncMode: Pull (its agent dials the hub)", h=host,
+                            loc=("members", i, "apiEndpoint"))
             if m.sync_mode == "Pull" and m.labels:
                 raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
                             "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
@@ -1343,6 +1483,9 @@ class FleetConfig(Model):
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
+            _check_zones(m, self.regions[m.region], i)
+        self._check_region_networks()
+        self._check_tenant_identity()
         if any(isinstance(m.credentials, CapiCredentials) for m in self.members):
             self._require_secret(self.capi.kubeconfig_config_key, "< capi-management.kubeconfig",
                                  ("capi", "kubeconfigConfigKey"))
@@ -1401,6 +1544,57 @@ class FleetConfig(Model):
         self._check_regions_survive_loss()
         self._check_dns()
         return self
+
+    def _check_role_keys(self) -> None:
+        """Keys another role reads are refused here rather than ignored: a hub that silently drops the members
+        written in its file would unjoin them on a live stack."""
+        if self.role == "hub":
+            for key, value in (("members", self.members), ("tenants", self.tenants), ("regions", self.regions)):
+                if value:
+                    raise _fail("role_keys", "a hub stack reads {k} from the region stacks in regionStacks, never "
+                                "from its own file; move them to a region stack (role: region) or use role: "
+                                "all-in-one", k=key, loc=(key,))
+        if self.role != "region":
+            for key, value in (("region", self.region), ("hubStack", self.hub_stack)):
+                if value is not None:
+                    raise _fail("role_keys", "only a region stack (role: region) has {k}; {role} stacks ignore "
+                                "it: remove it here", k=key, role=self.role, loc=(key,))
+
+    def _check_tenant_identity(self) -> None:
+        """One tenant per namespace and per name: two policies selecting the same workloads conflict, and Karmada
+        applies only one of them (the what-if table and the budget would describe the other)."""
+        names: dict[str, int] = {}
+        namespaces: dict[str, int] = {}
+        for i, tenant in enumerate(self.tenants):
+            if tenant.name in names:
+                raise _fail("dup", "tenant name '{n}' is also tenants[{j}]'s; give each tenant its own name",
+                            n=tenant.name, j=names[tenant.name], loc=("tenants", i, "name"))
+            names[tenant.name] = i
+            if tenant.namespace in namespaces:
+                j = namespaces[tenant.namespace]
+                raise _fail("dup", "'{ns}' is already tenant {other}'s namespace (tenants[{j}]); one tenant per "
+                            "namespace: both policies would select the same workloads and Karmada would apply only "
+                            "one", ns=tenant.namespace, other=self.tenants[j].name, j=j,
+                            loc=("tenants", i, "namespace"))
+            namespaces[tenant.namespace] = i
+
+    def _check_region_networks(self) -> None:
+        """Each region's members live on their own Hetzner network: a range copied from another region, or one
+        network id with two ranges, is a copy-paste mistake the load balancers would act on."""
+        nets = [(name, r) for name, r in self.regions.items() if r.network_cidr is not None]
+        for i, (name, region) in enumerate(nets):
+            for other, seen in nets[:i]:
+                shared = region.network_id is not None and region.network_id == seen.network_id
+                if shared and region.network_cidr != seen.network_cidr:
+                    raise _fail("region_network", "networkId {id} is also region {o}'s, whose networkCidr is {c}; "
+                                "one Hetzner network has one range: write {c} here, or the id of this region's own "
+                                "network", id=region.network_id, o=other, c=str(seen.network_cidr),
+                                loc=("regions", name, "networkCidr"))
+                if not shared and region.network_cidr.overlaps(seen.network_cidr):  # type: ignore[union-attr]
+                    raise _fail("region_network", "{c} overlaps region {o}'s network {oc}; give each region's "
+                                "network its own range (or, if both regions' members share one network, the same "
+                                "networkId)", c=str(region.network_cidr), o=other, oc=str(seen.network_cidr),
+                                loc=("regions", name, "networkCidr"))
 
     def _check_tenant_features(self) -> None:
         """Each tenant feature has its gate on (a policy using a feature whose gate is off is accepted by the
@@ -1600,6 +1794,22 @@ def _check_quota(quota: QuotaConfig, members: set[str], t_i: int) -> None:
                         loc=("tenants", t_i, "quota", "staticAssignments"))
 
 
+def _check_zones(member: MemberConfig, region: RegionConfig, m_i: int) -> None:
+    """A member's zones are Hetzner locations (or a location's data centre, as the Hetzner cloud controller labels
+    nodes: fsn1-dc14), and the location of its region's load balancer."""
+    for z_i, zone in enumerate(member.zones):
+        loc = re.sub(r"-dc[0-9]+$", "", zone)
+        where = ("members", m_i, "zones", z_i)
+        if loc not in NETWORK_ZONES:
+            raise _fail("zone", "'{z}' is not a Hetzner location{hint} (one of: {known})", z=zone[:40],
+                        hint=did_you_mean(zone, NETWORK_ZONES).replace(" (", "; ").rstrip(")"),
+                        known=", ".join(NETWORK_ZONES), loc=where)
+        if loc != region.location:
+            raise _fail("zone", "{z} is not where region {r} is (location {rl}): a region's members sit behind its "
+                        "load balancer there; write zones: [{rl}], or put the member in a region located at {zl}",
+                        z=zone, r=member.region, rl=region.location, zl=loc, loc=where)
+
+
 def _fmt_number(x: float) -> str:
     return str(int(x)) if x == int(x) else f"{x:g}"
 
@@ -1648,8 +1858,9 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     loc = tuple(ctx.get("loc", ())) or tuple(err["loc"])
     if ctx.get("loc"):
         loc = tuple(ctx["loc"])
-    elif ctx.get("loc_key"):
-        loc = (*err["loc"], ctx["loc_key"])  # a model validator naming the field it refuses
+    elif ctx.get("loc_key"):  # a model validator naming the field (or the path below it) it refuses
+        key = ctx["loc_key"]
+        loc = (*err["loc"], *((key,) if isinstance(key, str) else key))
     elif err["type"] in ("world_open",):
         loc = (*err["loc"],)
     message = err["msg"]
@@ -1661,6 +1872,10 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
         message = f"unknown key{hint}"
     elif err["type"] == "missing":
         message = "is required"
+    elif err["type"] not in _CUSTOM_TYPES and (words := _in_words(err)) is not None:
+        message = words
+        if isinstance(err.get("input"), bool) and err["type"] in ("literal_error", "string_type"):
+            message += "; YAML reads yes/no/on/off/true/false unquoted as booleans: quote the value"
     elif err["type"] not in _CUSTOM_TYPES and "input" in err and not isinstance(err["input"], dict | list):
         message = f"{message[0].lower()}{message[1:]} (got {_shown(err['input'])})"
         if isinstance(err["input"], bool) and err["type"] in ("literal_error", "string_type"):
@@ -1668,6 +1883,132 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     message = message.replace("\n", " ")
     path = _path(loc)
     return f"{stack_file}: {PROJECT}:{path}: {message}"
+
+
+PATTERN_WORDS: dict[str, str] = {
+    DNS_LABEL: "a lowercase DNS label: a-z, 0-9 and '-', starting and ending with a letter or digit, like eu-fsn",
+    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$":
+        "an OpenSSH public key line: its type (ssh-ed25519, ssh-rsa or ecdsa-sha2-nistp256/384/521), a space, the "
+        "base64 key and an optional comment, as `ssh-keygen -y -f <keyfile>` prints it",
+    r"^[a-z0-9][a-z0-9._-]{0,62}$": "a Hetzner image name like ubuntu-24.04",
+    r"^[0-9a-f]{64}$": "a sha256: 64 lowercase hex digits",
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+((alpha|beta)[0-9]+)?$":
+        "an apiVersion as a manifest writes it, like apps/v1 or v1 (group/version, or the version alone)",
+    r"^[A-Z][A-Za-z0-9]{0,62}$": "a kind as a manifest writes it, like Deployment (starts with a capital letter)",
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$":
+        "a lowercase DNS name like api.hub.example.com, without a scheme or a trailing dot",
+    r"^https://[a-z0-9.-]+(:\d+)?$": "https://host[:port] with nothing after it, like "
+                                     "https://fsn1.your-objectstorage.com",
+    r"^[a-z0-9-]+$": "lowercase letters, digits and '-', like fsn1",
+    r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$": "an S3 bucket name: 3 to 63 lowercase letters, digits, '.' and '-', "
+                                          "starting and ending with a letter or digit",
+    r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$": "an object key prefix: letters, digits, '.', '_' and '-' in "
+                                            "'/'-separated parts, without a leading or trailing '/'",
+    r"^[a-zA-Z][a-zA-Z0-9]*$": "the name of a stack config key: a letter, then letters and digits, like "
+                              "etcdBackupAccessKey (not the secret itself)",
+    r"^[1-9][0-9]*(Mi|Gi|Ti)$": "a whole size in Kubernetes units Mi, Gi or Ti, like 8Gi (not GB)",
+    r"^[1-9][0-9]*(Mi|Gi)$": "a whole size in Kubernetes units Mi or Gi, like 2Gi (not GB)",
+    r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$": "CPU as millicores like 100m, or cores like 0.5",
+    r"^https://[^/?#@]+(:\d+)?/?$": "https://host:port of an API server, like https://member.example.com:6443 "
+                                    "(https, no path, no credentials)",
+    r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9._/-]+)?$": "a lowercase registry host with an optional port and path, like "
+                                             "registry.example.com/mirror (no scheme)",
+    r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$": "a Kubernetes quantity like \"40\", 500m or 80Gi (binary "
+                                                   "Ki/Mi/Gi/Ti or decimal k/M/G/T; not GB)",
+    LABEL_KEY: "a Kubernetes label key like tier or example.com/tier",
+    r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$":
+        "a Kubernetes label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$":
+        "a lowercase DNS subdomain: DNS labels joined by '.', like fleet-critical",
+    r"^\{\..+\}$": "a JSONPath in braces, relative to the workload's .status, like {.observedGeneration}",
+    r"^[a-z0-9][-a-z0-9]*$": "lowercase letters, digits and '-', like karmada-hub-prod",
+    r"^https://[^\s?#]+[^/\s?#]$": "an https:// URL without a trailing '/', query or fragment",
+    r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$":
+        "a fully qualified stack org/project/stack, like organization/karmada-hub/prod-hub",
+    r"^[A-Za-z0-9_.-]+$": "a stack name: the <name> of stacks/Pulumi.<name>.yaml",
+    r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+-----END CERTIFICATE REQUEST-----\n?$":
+        "a PEM certificate request from -----BEGIN CERTIFICATE REQUEST----- to -----END CERTIFICATE REQUEST----- "
+        "(`pulumi stack output identityCsrPem`, under identityCsr: |)",
+}
+"""What to write, for every `pattern=` of the models: an error shows these words, never the regular expression."""
+
+_FIXES: tuple[Any, ...] = (
+    str.lower,
+    lambda v: v.rstrip("."),
+    lambda v: "https://" + v.removeprefix("http://"),
+    lambda v: v.rstrip("/"),
+    lambda v: re.sub(r"([0-9])([KMGT])B?$", r"\1\2i", v),
+    lambda v: re.sub(r"^[a-z]+://", "", v),
+    lambda v: re.sub(r"^(https://[^/]+)/.*$", r"\1", v),
+)
+"""Edits that turn a common near miss into a match: the error offers the edited value."""
+
+
+def _in_words(err: Any) -> str | None:
+    """Pydantic's message for a built-in check, in the words of a stack file and with what to write instead;
+    None to keep pydantic's own (bounds like `greater than or equal to 30` already say it)."""
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    got = f" (got {_shown(value)})" if not isinstance(value, dict | list) else f" (got a {_yaml_kind(value)})"
+    if kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        words = PATTERN_WORDS.get(pattern, "in the form docs/configuration.md gives for this key")
+        hint = ""
+        if isinstance(value, str):
+            for fix in _FIXES:
+                fixed = fix(value)
+                if fixed != value and re.fullmatch(pattern, fixed):
+                    hint = f"; did you mean '{fixed[:80]}'?"
+                    break
+        return f"must be {words}{got}{hint}"
+    if value is None and kind.endswith("_type"):
+        return "is empty (nothing after the colon): write a value, or remove the key for its default"
+    if kind == "string_type" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"must be text, but YAML read the number {value}: quote it (\"{value}\")"
+    if kind == "string_type":
+        return f"must be text{got}"
+    if kind in ("model_type", "model_attributes_type"):
+        return f"must be a mapping of this key's settings (docs/configuration.md lists them){got}"
+    if kind == "dict_type":
+        example = "{tier: standard}" if err["loc"][-1:] == ("labels",) else "{name: value}"
+        if isinstance(value, list) and value and all(isinstance(v, str) and "=" in v for v in value):
+            example = "{" + ", ".join(": ".join(v.split("=", 1)) for v in value[:3]) + "}"
+        return f"must be a mapping of key: value, like {example}{got}"
+    if kind == "list_type":
+        example = f"[{value}]" if isinstance(value, str | int | float) and not isinstance(value, bool) else "[a, b]"
+        return f"must be a list, like {example[:80]}{got}"
+    if kind in ("too_short", "too_long") and ctx.get("field_type") in ("List", "Dictionary"):
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        what = "item" if ctx.get("field_type") == "List" else "entry"
+        return (f"must have at {'least' if kind == 'too_short' else 'most'} {bound} {what}{'s' if bound != 1 else ''} "
+                f"(got {ctx.get('actual_length')})")
+    comment = "; a # starts a comment only after a space" if isinstance(value, str) and "#" in value else ""
+    unit = re.fullmatch(r"\s*([0-9]+)\s*(s|m|h)\s*", value) if isinstance(value, str) else None
+    if unit is not None:  # a Kubernetes-style duration where the key counts seconds
+        seconds = int(unit.group(1)) * {"s": 1, "m": 60, "h": 3600}[unit.group(2)]
+        comment = f"; the value is in seconds, without a unit: write {seconds}"
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"must be a whole number like 3{got}{comment}"
+    if kind in ("float_parsing", "float_type"):
+        return f"must be a number like 0.5{got}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"must be true or false{got}"
+    if kind == "literal_error":
+        allowed = [a.strip("'") for a in re.findall(r"'[^']*'", str(ctx.get("expected", "")))]
+        near = next((a for a in allowed if isinstance(value, str) and a.lower() == value.lower()), None)
+        hint = f"; did you mean {near}?" if near else did_you_mean(value, allowed).replace(" (", "; ").rstrip(")")
+        return f"must be one of {', '.join(allowed)}{got}{hint}"
+    bounds = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
+              "less_than": ("<", "lt")}
+    if kind in bounds:
+        sign, key = bounds[kind]
+        return f"must be {sign} {ctx.get(key)}{got}"
+    if kind == "union_tag_invalid":
+        tags = ", ".join(t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(","))
+        return (f"{str(ctx.get('discriminator', 'source')).strip(chr(39))} must be one of {tags} (got "
+                f"{_shown(ctx.get('tag'))})")
+    if kind == "union_tag_not_found":
+        return f"needs {ctx.get('discriminator', 'source').strip(chr(39))}: one of capi, secret"
+    return None
 
 
 def _shown(value: Any) -> str:
@@ -1723,7 +2064,8 @@ _CUSTOM_TYPES = frozenset(
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
      "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
-     "reserved_ns", "etcd_quota", "monitoring", "region_stacks"}
+     "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
+     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint", "ingress"}
 )
 
 

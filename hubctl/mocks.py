@@ -48,11 +48,27 @@ def seed_bytes(*parts: str) -> bytes:
     return hashlib.sha256("\x00".join(parts).encode()).digest()
 
 
+EPOCH_ENV = "HUBCTL_PLAN_EPOCH"
+"""The day offline certificates start (`hubctl plan --epoch` sets it): two plans of different days differ in
+every certificate, so a diff's base and head are rendered as of one day."""
+
+
+def parse_epoch(text: str, where: str = EPOCH_ENV) -> dt.datetime:
+    """An ISO date (YYYY-MM-DD) as midnight UTC; anything else is a user error naming where it was given."""
+    try:
+        day = dt.date.fromisoformat(text.strip())
+    except ValueError:
+        from hubctl.errors import UserError
+
+        raise UserError(f"{where}: '{text[:40]}' is not a date like 2026-11-30 (YYYY-MM-DD)") from None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
 def plan_epoch() -> dt.datetime:
     """Certificates start at 00:00 UTC today (or HUBCTL_PLAN_EPOCH, an ISO date) so runs are byte-identical."""
-    override = os.environ.get("HUBCTL_PLAN_EPOCH")
+    override = os.environ.get(EPOCH_ENV)
     if override:
-        return dt.datetime.fromisoformat(override).replace(tzinfo=dt.UTC)
+        return parse_epoch(override)
     today = dt.datetime.now(dt.UTC).date()
     return dt.datetime(today.year, today.month, today.day, tzinfo=dt.UTC)
 

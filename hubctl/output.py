@@ -35,6 +35,10 @@ class Table:
     title: str = ""
     footer: Sequence[str] = field(default_factory=list)
     """Lines printed under the table (totals, verdicts)."""
+    styles: Sequence[str | None] = field(default_factory=list)
+    """A terminal style per row (`red` for a DOWN row), by row index; plain text has none."""
+    ends_section: Sequence[int] = field(default_factory=list)
+    """Row indexes after which the terminal draws a rule (a subtotal's line in plain text)."""
 
     def plain(self) -> str:
         """Fixed-width columns, two spaces apart, a dashed rule under the header (the format hubctl always had)."""
@@ -70,10 +74,14 @@ class Output:
         from rich.table import Table as RichTable
 
         console = Console(file=self.stdout, highlight=False, soft_wrap=False)
-        rt = RichTable(*table.headers, title=table.title or None, title_justify="left", box=box.SIMPLE_HEAD,
-                       title_style="bold", header_style="bold")
-        for row in table.rows:
-            rt.add_row(*(str(c) for c in row))
+        rt = RichTable(title=table.title or None, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
+                       header_style="bold")
+        for header in table.headers:
+            rt.add_column(header, overflow="fold",  # an image tag or a member name wraps, never ends in "…"
+                          justify="right" if header == "seconds" else "left")
+        for i, row in enumerate(table.rows):
+            style = table.styles[i] if i < len(table.styles) else None
+            rt.add_row(*(str(c) for c in row), style=style, end_section=i in table.ends_section)
         console.print(rt)
         for line in table.footer:
             console.print(line, markup=False)

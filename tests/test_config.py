@@ -68,7 +68,7 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("servers-too-few", set_at(["hub", "servers"], 1),
      "hub.servers: must be an odd number >= 3 for etcd quorum (got 1)"),
     ("servers-not-int", set_at(["hub", "servers"], "three"),
-     "hub.servers: input should be a valid integer, unable to parse string as an integer (got 'three')"),
+     "hub.servers: must be a whole number like 3 (got 'three')"),
     ("unknown-top-level-key", set_at(["bogus"], 1),
      f"bogus: unknown key (known keys: {TOP_KEYS})"),
     ("unknown-nested-key", set_at(["hub", "firewall", "sshCidr"], ["198.51.100.0/24"]),
@@ -81,23 +81,24 @@ BAD: list[tuple[str, Mutation, str]] = [
      "hub.locations: locations fsn1, ash span network zones eu-central, us-east; "
      "one private network cannot span zones"),
     ("ssh-world-open", set_at(["hub", "firewall", "sshCidrs"], ["0.0.0.0/0"]),
-     "hub.firewall: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
+     "hub.firewall.sshCidrs: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
      "hub.firewall.allowWorld: true"),
     ("api-world-open-v6", set_at(["hub", "firewall", "apiCidrs"], ["198.51.100.0/24", "::/0"]),
-     "hub.firewall: ::/0 opens the port to the whole internet; list your admin CIDRs or set "
+     "hub.firewall.apiCidrs: ::/0 opens the port to the whole internet; list your admin CIDRs or set "
      "hub.firewall.allowWorld: true"),
     ("missing-ssh-keys", delete_at(["hub", "sshKeys"]), "hub.sshKeys: is required"),
     ("bad-ssh-public-key", set_at(["hub", "sshKeys", 0, "publicKey"], "not a key"),
-     "hub.sshKeys[0].publicKey: string should match pattern "
-     "'^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$' (got 'not a key')"),
+     "hub.sshKeys[0].publicKey: must be an OpenSSH public key line: its type (ssh-ed25519, ssh-rsa or "
+     "ecdsa-sha2-nistp256/384/521), a space, the base64 key and an optional comment, as `ssh-keygen -y -f <keyfile>` "
+     "prints it (got 'not a key')"),
     ("lb-type", set_at(["hub", "loadBalancer", "type"], "lb99"),
-     "hub.loadBalancer.type: input should be 'lb11', 'lb21' or 'lb31' (got 'lb99')"),
+     "hub.loadBalancer.type: must be one of lb11, lb21, lb31 (got 'lb99')"),
     ("subnet-outside-network", set_at(["hub", "network"], {"cidr": "10.0.0.0/16", "subnet": "10.1.0.0/24"}),
      "hub.network: subnet 10.1.0.0/24 is not inside the network 10.0.0.0/16"),
     ("network-not-private", set_at(["hub", "network"], {"cidr": "8.8.0.0/16", "subnet": "8.8.1.0/24"}),
      "hub.network: network 8.8.0.0/16 must be a private (RFC 1918) range"),
     ("role-unknown", set_at(["role"], "bogus"),
-     "role: input should be 'all-in-one', 'hub' or 'region' (got 'bogus')"),
+     "role: must be one of all-in-one, hub, region (got 'bogus')"),
     ("etcd-replicas-even", set_at(["karmada", "etcd", "replicas"], 4),
      "karmada.etcd.replicas: must be an odd number >= 3 for etcd quorum (got 4)"),
     ("etcd-replicas-over-servers", set_at(["karmada", "etcd", "replicas"], 5),
@@ -111,8 +112,8 @@ BAD: list[tuple[str, Mutation, str]] = [
      "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the client address for the "
      "NetworkPolicy); set apiserver: 3 or leave it unset"),
     ("karmada-cidrs-world-open", set_at(["hub", "firewall", "karmadaCidrs"], ["0.0.0.0/0"]),
-     "hub.firewall: 0.0.0.0/0 opens the port to the whole internet; list your admin CIDRs or set "
-     "hub.firewall.allowWorld: true"),
+     "hub.firewall.karmadaCidrs: 0.0.0.0/0 opens the port to the whole internet; list the Pull members' egress "
+     "addresses or set hub.firewall.allowWorld: true"),
     ("lb-public-interface-is-gone", set_at(["hub", "loadBalancer", "publicInterface"], True),
      "hub.loadBalancer.publicInterface: unknown key (known keys here: location, type, worldReachable)"),
     ("karmada-version-not-in-matrix", set_at(["karmada", "version"], "v1.99.0"),
@@ -132,17 +133,18 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("member-k8s-version-shape", set_at(["members", 0, "kubernetesVersion"], "1.33"),
      "members[0].kubernetesVersion: must be a Kubernetes version like v1.33.4 (got '1.33')"),
     ("member-api-endpoint-http", set_at(["members", 0, "apiEndpoint"], "http://dev-fsn1-a.k8s.dev.example.com:6443"),
-     "members[0].apiEndpoint: string should match pattern '^https://[^/?#@]+(:\\d+)?/?$' "
-     "(got 'http://dev-fsn1-a.k8s.dev.example.com:6443')"),
+     "members[0].apiEndpoint: must be https://host:port of an API server, like https://member.example.com:6443 "
+     "(https, no path, no credentials) (got 'http://dev-fsn1-a.k8s.dev.example.com:6443'); did you mean "
+     "'https://dev-fsn1-a.k8s.dev.example.com:6443'?"),
     ("member-sync-mode-case", set_at(["members", 0, "syncMode"], "push"),
-     "members[0].syncMode: input should be 'Push' or 'Pull' (got 'push')"),
+     "members[0].syncMode: must be one of Push, Pull (got 'push'); did you mean Push?"),
     ("member-secret-credentials-unset", set_at(["members", 0, "credentials"],
                                                {"source": "secret", "configKey": "memberKubeconfig"}),
      "members[0].credentials.configKey: stack secret karmada-hub:memberKubeconfig is not set "
      "(pulumi config set --secret memberKubeconfig < kubeconfig)"),
     ("member-capi-cluster-name", set_at(["members", 0, "credentials"], {"source": "capi", "cluster": "Bad_Name"}),
-     "members[0].credentials.cluster: string should match pattern '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' "
-     "(got 'Bad_Name')"),
+     "members[0].credentials.cluster: must be a lowercase DNS label: a-z, 0-9 and '-', starting and ending with a "
+     "letter or digit, like eu-fsn (got 'Bad_Name')"),
     ("dns-ttl-over-60", set_at(["dns", "ttl"], 61),
      "dns.ttl: must be <= 60 seconds so clients follow failover quickly (got 61)"),
     ("dns-ttl-below-hetzner-minimum", set_at(["dns", "ttl"], 30),
@@ -155,7 +157,7 @@ BAD: list[tuple[str, Mutation, str]] = [
      "dns.failover.successThreshold: successThreshold (3) must be >= failureThreshold (4): restoring must be slower "
      "than withdrawing, or a flapping region flaps in DNS too"),
     ("dns-failover-single-failure", set_at(["dns", "failover"], {"failureThreshold": 1}),
-     "dns.failover.failureThreshold: input should be greater than or equal to 2 (got 1)"),
+     "dns.failover.failureThreshold: must be >= 2 (got 1)"),
     ("dns-failover-hold-down-under-ttl", set_at(["dns", "failover"], {"holdDownSeconds": 30}),
      "dns.failover.holdDownSeconds: holdDownSeconds (30) must be >= dns.ttl (60): a region withdrawn and re-added "
      "within one TTL flaps in clients' caches"),
@@ -178,7 +180,7 @@ BAD: list[tuple[str, Mutation, str]] = [
      "failover: clusterMonitorGracePeriod (10s) must exceed the lease renew interval "
      "(clusterLeaseDuration/4 = 10.0s)"),
     ("failover-rto-below-30", set_at(["failover", "rtoSeconds"], 10),
-     "failover.rtoSeconds: input should be greater than or equal to 30 (got 10)"),
+     "failover.rtoSeconds: must be >= 30 (got 10)"),
     ("secret-not-a-string", set_at(["hetznerDnsToken"], 5),
      "hetznerDnsToken: secret values must be strings"),
     ("min-regions-not-survivable", set_at(["tenants", 0, "placement"], {"preferredRegions": ["eu-fsn", "eu-hel"],
@@ -188,14 +190,14 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("dns-owner-missing", delete_at(["dns", "txtOwnerId"]),
      "dns.txtOwnerId: required: an external-dns owner id unique to this fleet (e.g. karmada-hub-dev)"),
     ("dns-refresh-too-fast", set_at(["dns", "refreshSeconds"], 1),
-     "dns.refreshSeconds: input should be greater than or equal to 5 (got 1)"),
+     "dns.refreshSeconds: must be >= 5 (got 1)"),
     ("network-id-not-positive", set_at(["regions", "eu-fsn", "networkId"], 0),
-     "regions.eu-fsn.networkId: input should be greater than or equal to 1 (got 0)"),
+     "regions.eu-fsn.networkId: must be >= 1 (got 0)"),
     ("etcd-backup-bad-cron", set_at(["karmada", "etcd", "backup", "schedule"], "every 6 hours"),
      "karmada.etcd.backup.schedule: must be a 5-field cron expression like '17 */6 * * *' (got 'every 6 hours')"),
     ("etcd-backup-http-endpoint", set_at(["karmada", "etcd", "backup", "endpoint"], "http://s3.example.com"),
-     "karmada.etcd.backup.endpoint: string should match pattern '^https://[a-z0-9.-]+(:\\d+)?$' "
-     "(got 'http://s3.example.com')"),
+     "karmada.etcd.backup.endpoint: must be https://host[:port] with nothing after it, like "
+     "https://fsn1.your-objectstorage.com (got 'http://s3.example.com'); did you mean 'https://s3.example.com'?"),
     ("etcd-quota-above-8gi", set_at(["karmada", "etcd", "quotaBackendSize"], "9Gi"),
      "karmada.etcd.quotaBackendSize: quotaBackendSize 9Gi is above etcd's suggested maximum of 8Gi"),
     ("etcd-storage-below-twice-quota", set_at(["karmada", "etcd", "quotaBackendSize"], "5Gi"),
@@ -240,8 +242,8 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("unknown-key-no-close-match", set_at(["hub", "firewall", "zzz"], 1),
      "hub.firewall.zzz: unknown key (known keys here: allowWorld, apiCidrs, karmadaCidrs, sshCidrs)"),
     ("api-endpoint-with-password", set_at(["members", 0, "apiEndpoint"], "https://admin:hunter2@example.com:6443"),
-     "members[0].apiEndpoint: string should match pattern '^https://[^/?#@]+(:\\d+)?/?$' "
-     "(got 'https://<credentials not shown>@example.com:6443')"),
+     "members[0].apiEndpoint: must be https://host:port of an API server, like https://member.example.com:6443 "
+     "(https, no path, no credentials) (got 'https://<credentials not shown>@example.com:6443')"),
 ]
 
 

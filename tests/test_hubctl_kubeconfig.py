@@ -13,7 +13,7 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from components.config import ConfigError
+from hubctl.errors import UserError
 from hubctl.kubeconfig import admin_kubeconfig
 from hubctl.mocks import unwrap
 from hubctl.plan import Plan
@@ -49,12 +49,12 @@ def test_admin_kubeconfig_from_the_state(rendered_dev: Plan, api: str, port: int
 
 
 def test_an_export_without_show_secrets_is_one_line(rendered_dev: Plan) -> None:
-    with pytest.raises(ConfigError, match=r"^karmada-apiserver-ready.kubeconfig is encrypted in this export: run "):
+    with pytest.raises(UserError, match=r"^karmada-apiserver-ready.kubeconfig is encrypted in this export: run "):
         admin_kubeconfig(_export(rendered_dev, show_secrets=False), "karmada")
 
 
 def test_a_region_stack_has_no_admin_kubeconfig(rendered_prod: dict[str, Plan]) -> None:
-    with pytest.raises(ConfigError, match=r"^this is not a hub stack's state"):
+    with pytest.raises(UserError, match=r"^this is not a hub stack's state"):
         admin_kubeconfig(_export(rendered_prod["prod-fsn1"]), "karmada")
 
 
@@ -69,4 +69,4 @@ def test_the_cli_prints_it(rendered_dev: Plan, tmp_path: Path) -> None:
     path.write_text(json.dumps(_export(rendered_dev, show_secrets=False)))
     bad = subprocess.run([sys.executable, "-m", "hubctl", "kubeconfig", "dev", "host", "--from-file", str(path)],
                          cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.startswith("error: hub-api-ready.kubeconfig is encrypted")
+    assert bad.returncode == 2 and bad.stderr.startswith(f"error: {path}: hub-api-ready.kubeconfig is encrypted")

@@ -270,7 +270,9 @@ def test_the_hub_reads_its_regions_from_their_files() -> None:
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda v: v.append("prod-nowhere"), "stacks/Pulumi.prod-nowhere.yaml: no such stack file"),
+    (lambda v: v.append("prod-nowhere"), "stacks/Pulumi.prod-hub.yaml: karmada-hub:regionStacks[3]: no stack file "
+                                         "prod-nowhere in stacks/ (did you mean prod-hel1?); list the region stacks' "
+                                         "names"),
     (lambda v: v.append("dev"), "stacks/Pulumi.dev.yaml: karmada-hub:role: listed in stacks/Pulumi.prod-hub.yaml "
                                 "regionStacks but is not a region stack (role: region)"),
 ])
@@ -294,7 +296,7 @@ def test_a_wrong_region_stack_list_is_one_line(edit: Any, message: str) -> None:
     ("- config\n", "stacks/Pulumi.r.yaml: must be a mapping with a `config:` section"),
     ("config: {a: [}\n", "stacks/Pulumi.r.yaml: not valid YAML: "),
     ("x" * ((1 << 20) + 1), "stacks/Pulumi.r.yaml: is 1,048,577 bytes; a stack file may be at most 1,048,576"),
-    ("config:\n  a: 1\n  a: 2\n", "stacks/Pulumi.r.yaml: line 3, column 3: duplicate key 'a'"),
+    ("config:\n  a: 1\n  a: 2\n", "stacks/Pulumi.r.yaml: line 3, column 3 (under a): duplicate key 'a'"),
 ])
 def test_a_region_file_is_read_with_bounds(tmp_path: Any, text: str, message: str) -> None:
     """A hub reads its region stacks' files with the CLI's bounded reader (components/kube/safeyaml.py) and no

@@ -425,7 +425,7 @@ def test_a_gate_no_tenant_uses_is_refused_in_all_in_one() -> None:
 
 def test_a_gate_that_is_not_a_tenant_gate_is_refused() -> None:
     message = dev(lambda raw: raw["karmada"]["featureGates"].append("PriorityBasedPreemptiveScheduling"))
-    assert message.startswith("karmada.featureGates[5]: input should be 'WorkloadAffinity'")
+    assert message.startswith("karmada.featureGates[5]: must be one of WorkloadAffinity, ")
 
 
 def test_estimator_gates_need_estimators() -> None:

@@ -29,7 +29,8 @@ THIS_STACK = "this stack"
 
 def check(config: FleetConfig, stack_file: str) -> None:
     this_stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
-    region_intents(config, this_stack)  # a hub's region stack files must be readable and its own
+    intents = region_intents(config, this_stack)  # a hub's region stack files must be readable and its own
+    check_hub_gates(config, intents, stack_file)
     for row in skew_rows(config):
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
@@ -39,9 +40,9 @@ def check(config: FleetConfig, stack_file: str) -> None:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    capacity.check(config, stack_file)  # first: it bounds the counts (servers, members) names.check walks
     names.check(config, stack_file)
     check_addons(config, stack_file)
-    capacity.check(config, stack_file)
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
@@ -55,6 +56,21 @@ def check_addons(config: FleetConfig, stack_file: str) -> None:
         addons_docs.search_members(config, fleet_members(config, region_intents(config, None)), stack_file)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def check_hub_gates(config: FleetConfig, intents: Sequence[RegionIntent], stack_file: str) -> None:
+    """A hub switches each alpha gate on for the whole fleet: one its region stacks' tenants use may not go off
+    here first (the hub is rolled out before its regions, and a policy whose gate is off is accepted and does
+    nothing)."""
+    from components.config import _GATE_FEATURE
+
+    gates = set(config.karmada.feature_gates)
+    for intent in intents:
+        for t_i, tenant in enumerate(intent.config.tenants):
+            for gate in sorted(tenant.feature_gates() - gates):
+                raise ConfigError(f"{stack_file}: karmada-hub:karmada.featureGates: {gate} is off, but tenant "
+                                  f"{tenant.name} of stacks/Pulumi.{intent.stack}.yaml needs it (tenants[{t_i}]."
+                                  f"{_GATE_FEATURE[gate]}); keep it on while a region stack's tenant uses it")
 
 
 def check_whatif(config: FleetConfig, stack_file: str) -> None:

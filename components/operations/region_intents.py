@@ -8,7 +8,8 @@ RBAC. It reads each region's members, tenants and identity CSR from that region'
 member is declared once. An all-in-one stack serves its own members; a region stack serves nothing.
 
 Every problem is a `ConfigError` naming the file and key: a named file that does not exist or is no region
-stack of this hub, two files for one region, a member name or Pull token id used twice across the fleet.
+stack of this hub, two files for one region, a member name, Pull token id or tenant namespace used twice across the
+fleet.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.config import ConfigError, FleetConfig, MemberConfig, TenantConfig, read_stack_file
+from components.config import ConfigError, FleetConfig, MemberConfig, TenantConfig, did_you_mean, read_stack_file
 from components.fleet.member_docs import token_id
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
@@ -50,15 +51,22 @@ def region_intents(config: FleetConfig, this_stack: str | None, stacks_dir: Path
     if config.role != "hub":
         return []
     out: list[RegionIntent] = []
-    for name in config.region_stacks:
+    for i, name in enumerate(config.region_stacks):
         rel = f"stacks/Pulumi.{name}.yaml"
+        if not (stacks_dir / f"Pulumi.{name}.yaml").is_file():
+            known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
+            hub_file = f"stacks/Pulumi.{this_stack}.yaml" if this_stack else "the hub stack"
+            raise ConfigError(f"{hub_file}: karmada-hub:regionStacks[{i}]: no stack file {name} in stacks/"
+                              f"{did_you_mean(name, known)}; list the region stacks' names")
         region_config = read_stack_file(stacks_dir / f"Pulumi.{name}.yaml", rel)
         if region_config.role != "region" or region_config.region is None or region_config.hub_stack is None:
             raise ConfigError(f"{rel}: karmada-hub:role: listed in stacks/Pulumi.{this_stack}.yaml regionStacks "
                               "but is not a region stack (role: region)")
         if this_stack is not None and region_config.hub_stack.stack.rsplit("/", 1)[-1] != this_stack:
-            raise ConfigError(f"{rel}: karmada-hub:hubStack.stack: {region_config.hub_stack.stack} is not "
-                              f"{this_stack}, which lists this stack in regionStacks")
+            raise ConfigError(f"stacks/Pulumi.{this_stack}.yaml: karmada-hub:regionStacks[{i}]: {name} names "
+                              f"{region_config.hub_stack.stack} as its hub (hubStack.stack in {rel}), not "
+                              f"{this_stack}; list only this hub's region stacks, or point that file's hubStack.stack "
+                              "here")
         out.append(RegionIntent(stack=name, region=region_config.region, config=region_config))
     _check_fleet(out)
     return out
@@ -68,8 +76,17 @@ def _check_fleet(intents: Sequence[RegionIntent]) -> None:
     regions: dict[str, str] = {}
     members: dict[str, str] = {}
     tokens: dict[str, str] = {}
+    namespaces: dict[str, tuple[str, str]] = {}
     for intent in intents:
         rel = f"stacks/Pulumi.{intent.stack}.yaml"
+        for t_i, tenant in enumerate(intent.config.tenants):
+            owner = namespaces.get(tenant.namespace)
+            if owner is not None:
+                raise ConfigError(f"{rel}: karmada-hub:tenants[{t_i}].namespace: '{tenant.namespace}' is already "
+                                  f"tenant {owner[1]}'s namespace in stacks/Pulumi.{owner[0]}.yaml; one tenant per "
+                                  "namespace across the fleet (each region's identity may write only in its own "
+                                  "tenants' namespaces): give this tenant its own")
+            namespaces[tenant.namespace] = (intent.stack, tenant.name)
         if intent.region in regions:
             raise ConfigError(f"{rel}: karmada-hub:region: {intent.region} is also rolled out by "
                               f"stacks/Pulumi.{regions[intent.region]}.yaml; one stack per region")

@@ -10,7 +10,8 @@ METHODS = ("poweroff", "firewall", "lb-detach")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("stack")
+    p.add_argument("stack", help="the stack whose fleet is drilled: dev, the hub (prod-hub) or a region stack "
+                   "(prod-fsn1); members of a hub's region stacks are found through its regionStacks")
     p.add_argument("--yes", action="store_true", help="really kill the member (the drill refuses without it)")
     p.add_argument("--member", help="the member to kill (default: the first member in the stack)")
     p.add_argument("--survivor", help="a member in another region that keeps serving (default: the first one)")

@@ -54,6 +54,36 @@ class Fleet:
     survivor_ip: str
 
 
+def fleet_view(repo: Path, stack: str, config: FleetConfig, member: str | None = None) -> tuple[FleetConfig, str]:
+    """The fleet a drill of `stack` may kill and survive in, and how messages name it. An all-in-one stack is its
+    own fleet. A hub's members live in its region stacks' files (regionStacks), and a region stack's survivors in
+    its sibling regions': both resolve to the hub's fleet, every region's members, regions and tenants, with the
+    hub's DNS (it runs external-dns) and hub servers (the probers), and the failover values of the victim's region
+    stack (the budget the drill checks)."""
+    from components.operations.region_intents import region_intents
+    from hubctl.commands import load_config
+
+    if config.role == "all-in-one":
+        return config, f"stacks/Pulumi.{stack}.yaml"
+    hub_stack, hub = stack, config
+    if config.role == "region":
+        assert config.hub_stack is not None
+        hub_stack = config.hub_stack.plan_stack or config.hub_stack.stack.rsplit("/", 1)[-1]
+        _, hub = load_config(repo, hub_stack, run_preflight=False)
+    intents = region_intents(hub, hub_stack, repo / "stacks")
+    members = [m for i in intents for m in i.members]
+    victim_region = next((i for i in intents for m in i.members if m.name == member), None)
+    own = victim_region.config if victim_region is not None else (config if config.role == "region" else
+                                                                   intents[0].config if intents else hub)
+    view = own.model_copy(update={
+        "members": members, "regions": {i.region: i.config.regions[i.region] for i in intents},
+        "tenants": [t for i in intents for t in i.tenants], "dns": hub.dns, "hub": hub.hub,
+        "karmada": hub.karmada})
+    where = (f"the fleet of stacks/Pulumi.{hub_stack}.yaml (its regionStacks: "
+             f"{', '.join(i.stack for i in intents) or 'none'})")
+    return view, where
+
+
 def _pick(config: FleetConfig, member: str | None, survivor: str | None, stack_file: str) -> tuple[Any, Any]:
     if config.dns is None:
         raise DrillError(f"{stack_file}: karmada-hub:dns: the drill measures DNS failover; this stack has no dns "
@@ -295,9 +325,9 @@ class Drill:
         from hubctl.commands import load_config
 
         a = self.args
-        stack_file = f"stacks/Pulumi.{a.stack}.yaml"
         _, config = load_config(self.repo, a.stack)
-        victim, survivor = _pick(config, a.member, a.survivor, stack_file)
+        config, where = fleet_view(self.repo, a.stack, config, a.member)
+        victim, survivor = _pick(config, a.member, a.survivor, where)
         region = config.regions[victim.region]
         if a.method == "firewall" and region.network_id is not None:
             raise DrillError(f"--method firewall cannot kill {victim.name}: regions.{victim.region}.networkId is set, "
