@@ -564,6 +564,9 @@ class RealFleet:
                         done = wait_done(workload.pods[0], 300)
                         if done.phase != "Succeeded":
                             raise RuntimeError(f"the join Job of {member.name} failed: {done.message}")
+                    else:  # pulumi-kubernetes awaits a Deployment's rollout
+                        for pod in workload.pods:
+                            wait_ready(pod, 300)
             self._mark(f"member {member.name} joined (Pull)")
         if self.config.members:
             self._mark("members' objects applied")
