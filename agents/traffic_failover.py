@@ -9,10 +9,13 @@ Every replica is a prober. Each round (every `--period` seconds) it
 1. lists the Ingress templates in karmada-apiserver and keeps their hosts under `--domain` (the names the
    fleet publishes; wildcards and the Pulumi-owned `lb.<domain>` subtree are skipped);
 2. lists the region ConfigMaps in its namespace on the host cluster (`karmada-hub.io/traffic-region`), each
-   naming one region's load balancer address (written by the stack that owns the region);
+   naming one region's load balancer address (written by the stack that owns the region); a region missing
+   from a list keeps its address for a few lists (a ConfigMap being replaced), an empty list changes nothing;
 3. probes every (name, region) pair through that region's load balancer the way a client would: TCP, TLS with
    SNI = the name when the Ingress has TLS for it, `GET <path>` with `Host: <name>`; `--attempts` new
-   connections at once, and the round fails only if all of them fail (status outside 200-399 is a failure);
+   connections at once, and the round fails only if all of them fail (status outside 200-399 is a failure).
+   Every attempt of a round is in flight together (non-blocking sockets, `Prober`), so a round lasts about
+   one `--timeout` whatever the number of names, and never longer than `--period`;
 4. writes its consecutive failure/success counts into its own Lease (`traffic-failover-vantage-<node>`).
 
 One replica holds the leader Lease and decides, every `--decision-period` seconds, from the Leases that are
@@ -26,9 +29,13 @@ fresh (their resourceVersion changed within three periods, measured on the leade
 - the decision is written as one DNSEndpoint per name in `--namespace` (externaldns.k8s.io/v1alpha1, never
   with an empty target list); external-dns, with `--source=crd` alone, is the only writer of the records.
   A name whose Ingress is gone loses its DNSEndpoint only after it was missing from three successful lists in
-  a row, and never while karmada-apiserver cannot be read.
+  a row and for `--delete-after` seconds; never while karmada-apiserver cannot be read, never after an empty
+  list, never more than half of the names at once. A write that fails for one name does not stop the others.
+- a vantage Lease the leader has never seen change (it just became leader) is as old as its `renewTime`, so a
+  prober that died long ago does not vote.
 
-`/healthz` answers 200 while the probe loop runs; `/readyz` once the leader has decided every known name
+`/healthz` answers 200 while the probe loop turns (whatever the API answers: a hub API outage is not fixed by a
+restart); `/readyz` once the leader has decided every known name
 (the program orders external-dns after this Deployment, so on first deploy external-dns switches to the CRD
 source only after the DNSEndpoints exist: with `--policy=sync` it would otherwise delete the records).
 """
@@ -36,12 +43,14 @@ source only after the DNSEndpoints exist: with `--policy=sync` it would otherwis
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
+import contextlib
 import datetime as dt
+import errno
 import http.server
 import json
 import logging
 import os
+import selectors
 import socket
 import ssl
 import sys
@@ -75,7 +84,13 @@ PROBE_PATH_ANNOTATION = "karmada-hub.io/probe-path"
 """On a tenant Ingress: the path the probe asks for (default `/`); it must answer 200-399 through the ingress."""
 LEADER_LEASE = "traffic-failover-leader"
 VANTAGE_LEASE_PREFIX = "traffic-failover-vantage-"
-ABSENT_PASSES_BEFORE_DELETE = 3
+ABSENT_LISTS_BEFORE_DELETE = 3
+"""Successful lists in a row a name (or a region) must be missing from before it goes."""
+REGION_GRACE_PERIODS = 6
+"""...and for this many probe periods (a region ConfigMap that Pulumi replaces is back within seconds)."""
+CLOCK_SKEW_SECONDS = 2.0
+"""Tolerated wall-clock difference between hub servers (NTP keeps them far closer) when a new leader judges a
+vantage Lease it has never seen change by its `renewTime`."""
 USER_AGENT = "karmada-hub-traffic-failover"
 
 log = logging.getLogger("traffic-failover")
@@ -124,71 +139,232 @@ def published_hosts(ingress_list: Mapping[str, Any], domain: str, exclude: Itera
 
 
 def region_addresses(configmap_list: Mapping[str, Any]) -> dict[str, str]:
-    """region -> LB IPv4, from the region ConfigMaps (a malformed one is skipped)."""
+    """region -> LB IPv4, from the region ConfigMaps (a malformed one is skipped). Two ConfigMaps for one region
+    (a replacement created before the old one is deleted): the newest wins (creationTimestamp, then name)."""
     import ipaddress
 
-    regions: dict[str, str] = {}
+    regions: dict[str, tuple[str, str, str]] = {}
     for cm in configmap_list.get("items", []):
-        region = ((cm.get("metadata") or {}).get("labels") or {}).get(REGION_LABEL)
+        meta = cm.get("metadata") or {}
+        region = (meta.get("labels") or {}).get(REGION_LABEL)
         ip = (cm.get("data") or {}).get(REGION_IP_KEY, "")
         try:
             ipaddress.IPv4Address(ip)
         except ValueError:
             continue
-        if region:
-            regions[region] = ip
-    return regions
+        if meta.get("deletionTimestamp") or not region:
+            continue
+        rank = (str(meta.get("creationTimestamp") or ""), str(meta.get("name") or ""))
+        if region not in regions or rank > regions[region][:2]:
+            regions[region] = (*rank, ip)
+    return {r: v[2] for r, v in sorted(regions.items())}
 
 
 # ------------------------------------------------------------------------------------------ probes
 
 
-def probe_once(ip: str, port: int, target: Target, timeout: float) -> str | None:
-    """One attempt; None on success (status 200-399), else why it failed. The whole attempt is bounded by
-    `timeout`. Certificates are not verified: a bad certificate is not a regional failure (Route 53's HTTPS
-    checks do not validate them either), and the probe must follow the path clients take, not judge it."""
-    deadline = time.monotonic() + timeout
-    try:
-        raw = socket.create_connection((ip, port), timeout=timeout)
-    except OSError as err:
-        return f"connect: {err.__class__.__name__}"
-    try:
-        sock: socket.socket = raw
-        if target.tls:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-            raw.settimeout(max(0.01, deadline - time.monotonic()))
-            sock = context.wrap_socket(raw, server_hostname=target.host)
-        request = (f"GET {target.path} HTTP/1.1\r\nHost: {target.host}\r\nUser-Agent: {USER_AGENT}\r\n"
-                   "Accept: */*\r\nConnection: close\r\n\r\n").encode()
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        sock.sendall(request)
-        line = b""
-        while b"\r\n" not in line and len(line) < 1024:
-            sock.settimeout(max(0.01, deadline - time.monotonic()))
-            chunk = sock.recv(1024)
-            if not chunk:
-                break
-            line += chunk
-        parts = line.split(b"\r\n", 1)[0].split()
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
-            return "no HTTP status line"
-        status = int(parts[1])
-        return None if 200 <= status < 400 else f"HTTP {status}"
-    except (OSError, ssl.SSLError) as err:
-        return f"{err.__class__.__name__}"
-    finally:
-        raw.close()
+SKIPPED = "skipped"
+"""A pair the round had no time to start: its counters stay as they were (no vote either way)."""
 
 
-def probe_round(ip: str, port: int, target: Target, timeout: float, attempts: int,
-                pool: concurrent.futures.Executor) -> str | None:
-    """`attempts` new connections at once; the round passes if any passes (a regional LB may still send a share
-    of connections to a dead member until its own health check drops it)."""
-    futures = [pool.submit(probe_once, ip, port, target, timeout) for _ in range(attempts)]
-    errors = [f.result() for f in futures]
-    return None if any(e is None for e in errors) else errors[0]
+@dataclass
+class _Attempt:
+    """One connection of a probe: connect, TLS (with SNI) when the name has TLS, `GET`, the status line."""
+
+    key: str
+    ip: str
+    port: int
+    target: Target
+    deadline: float
+    sock: socket.socket | None = None
+    state: str = "connect"
+    buffer: bytes = b""
+    request: bytes = b""
+
+
+class Prober:
+    """Every (name, region) attempt of a round at once, on one thread: non-blocking sockets under `selectors`.
+
+    A round used to give each pair a thread from a pool of 32 and wait for the slowest, so a black-holed region
+    cost `timeout` per 32 pairs and a round grew with the number of names (about 20 s at 300 names). Here every
+    attempt is in flight together, up to `max_inflight` open sockets (the rest start as slots free up), so a round
+    lasts about one `timeout` whatever the number of names; an attempt that cannot start before `deadline` minus
+    `timeout` is not started at all (SKIPPED), so a round never overruns its period."""
+
+    def __init__(self, timeout: float, attempts: int, max_inflight: int) -> None:
+        self.timeout = timeout
+        self.attempts = max(1, attempts)
+        self.max_inflight = max(1, max_inflight)
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        # Not verified: a bad certificate is not a regional failure (Route 53's HTTPS checks do not validate
+        # them either), and the probe must follow the path clients take, not judge it.
+        self.context.check_hostname = False
+        self.context.verify_mode = ssl.CERT_NONE
+        self.peak_inflight = 0
+        """Most sockets open at once in the last round (tests and the benchmark read it)."""
+
+    def run(self, jobs: Iterable[tuple[str, str, int, Target]], deadline: float | None = None) -> dict[str, str | None]:
+        """key -> None (some attempt answered 200-399) or why every attempt failed, or SKIPPED. `jobs` are
+        (key, ip, port, target); each gets `attempts` new connections."""
+        pending = [(key, ip, port, target) for key, ip, port, target in jobs for _ in range(self.attempts)]
+        pending.reverse()
+        errors: dict[str, str] = {}
+        passed: set[str] = set()
+        keys = {job[0] for job in pending}
+        started: set[str] = set()
+        selector = selectors.DefaultSelector()
+        live: dict[socket.socket, _Attempt] = {}
+        self.peak_inflight = 0
+        try:
+            while pending or live:
+                now = time.monotonic()
+                while pending and len(live) < self.max_inflight:
+                    if deadline is not None and now + self.timeout > deadline:
+                        pending.clear()
+                        break
+                    key, ip, port, target = pending.pop()
+                    started.add(key)
+                    attempt = _Attempt(key, ip, port, target, now + self.timeout)
+                    error = self._start(attempt, selector)
+                    if error is not None:
+                        errors.setdefault(key, error)
+                    else:
+                        live[attempt.sock] = attempt  # type: ignore[index]
+                self.peak_inflight = max(self.peak_inflight, len(live))
+                if not live:
+                    continue
+                wait = max(0.0, min(a.deadline for a in live.values()) - time.monotonic())
+                for selected, _events in selector.select(min(wait, 0.5)):
+                    attempt = selected.data
+                    result = self._step(attempt, selector)
+                    if result is not False:
+                        self._finish(attempt, selector, live)
+                        if result is None:
+                            passed.add(attempt.key)
+                        else:
+                            errors.setdefault(attempt.key, result)
+                now = time.monotonic()
+                for attempt in [a for a in live.values() if a.deadline <= now]:
+                    self._finish(attempt, selector, live)
+                    errors.setdefault(attempt.key, f"{'connect: ' if attempt.state == 'connect' else ''}TimeoutError")
+        finally:
+            for attempt in list(live.values()):
+                self._finish(attempt, selector, live)
+            selector.close()
+        return {key: None if key in passed else errors.get(key, SKIPPED) if key in started else SKIPPED
+                for key in keys}
+
+    def _start(self, attempt: _Attempt, selector: selectors.BaseSelector) -> str | None:
+        try:
+            sock = socket.socket(socket.AF_INET6 if ":" in attempt.ip else socket.AF_INET, socket.SOCK_STREAM)
+        except OSError as err:
+            return f"connect: {err.__class__.__name__}"
+        sock.setblocking(False)
+        code = sock.connect_ex((attempt.ip, attempt.port))
+        if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN):
+            sock.close()
+            return f"connect: {_errno_name(code)}"
+        attempt.sock = sock
+        attempt.request = (f"GET {attempt.target.path} HTTP/1.1\r\nHost: {attempt.target.host}\r\nUser-Agent: "
+                           f"{USER_AGENT}\r\nAccept: */*\r\nConnection: close\r\n\r\n").encode()
+        selector.register(sock, selectors.EVENT_WRITE, attempt)
+        return None
+
+    def _want(self, attempt: _Attempt, selector: selectors.BaseSelector, events: int) -> None:
+        assert attempt.sock is not None
+        selector.modify(attempt.sock, events, attempt)
+
+    def _step(self, attempt: _Attempt, selector: selectors.BaseSelector) -> str | bool | None:
+        """Advance one attempt: False while it goes on, None when it passed, else why it failed."""
+        sock = attempt.sock
+        assert sock is not None
+        try:
+            if attempt.state == "connect":
+                code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if code:
+                    return f"connect: {_errno_name(code)}"
+                if attempt.target.tls:
+                    selector.unregister(sock)
+                    wrapped = self.context.wrap_socket(sock, server_hostname=attempt.target.host,
+                                                       do_handshake_on_connect=False)
+                    attempt.sock = wrapped
+                    selector.register(wrapped, selectors.EVENT_WRITE, attempt)
+                    attempt.state = "handshake"
+                    return self._step(attempt, selector)
+                attempt.state = "send"
+            if attempt.state == "handshake":
+                try:
+                    attempt.sock.do_handshake()  # type: ignore[union-attr]
+                except ssl.SSLWantReadError:
+                    self._want(attempt, selector, selectors.EVENT_READ)
+                    return False
+                except ssl.SSLWantWriteError:
+                    self._want(attempt, selector, selectors.EVENT_WRITE)
+                    return False
+                attempt.state = "send"
+            if attempt.state == "send":
+                try:
+                    sent = attempt.sock.send(attempt.request)  # type: ignore[union-attr]
+                except (ssl.SSLWantWriteError, BlockingIOError):
+                    self._want(attempt, selector, selectors.EVENT_WRITE)
+                    return False
+                attempt.request = attempt.request[sent:]
+                if attempt.request:
+                    self._want(attempt, selector, selectors.EVENT_WRITE)
+                    return False
+                attempt.state = "recv"
+                self._want(attempt, selector, selectors.EVENT_READ)
+                return False
+            while True:
+                try:
+                    chunk = attempt.sock.recv(1024)  # type: ignore[union-attr]
+                except (ssl.SSLWantReadError, BlockingIOError):
+                    return False
+                attempt.buffer += chunk
+                if not chunk or b"\r\n" in attempt.buffer or len(attempt.buffer) >= 1024:
+                    break
+                if not (isinstance(attempt.sock, ssl.SSLSocket) and attempt.sock.pending()):
+                    return False
+            parts = attempt.buffer.split(b"\r\n", 1)[0].split()
+            if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+                return "no HTTP status line"
+            status = int(parts[1])
+            return None if 200 <= status < 400 else f"HTTP {status}"
+        except (OSError, ssl.SSLError) as err:
+            return f"{err.__class__.__name__}"
+
+    @staticmethod
+    def _finish(attempt: _Attempt, selector: selectors.BaseSelector, live: dict[socket.socket, _Attempt]) -> None:
+        sock = attempt.sock
+        if sock is None:
+            return
+        live.pop(sock, None)
+        with contextlib.suppress(KeyError, ValueError):
+            selector.unregister(sock)
+        sock.close()
+        attempt.sock = None
+
+
+def _errno_name(code: int) -> str:
+    return {errno.ECONNREFUSED: "ConnectionRefusedError", errno.ETIMEDOUT: "TimeoutError",
+            errno.EHOSTUNREACH: "OSError", errno.ENETUNREACH: "OSError",
+            errno.ECONNRESET: "ConnectionResetError"}.get(code, "OSError")
+
+
+def raise_open_files_limit(wanted: int) -> int:
+    """Raise this process' soft RLIMIT_NOFILE towards `wanted` (never above the hard limit); returns the soft limit.
+    Container runtimes may start processes with a soft limit of 1024 (containerd 2.x), a round needs more."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return int(soft if soft != resource.RLIM_INFINITY else wanted)
 
 
 @dataclass
@@ -339,6 +515,12 @@ class Settings:
     lease_duration: float
     http_port: int
     https_port: int
+    delete_after: float = 120.0
+    """A name whose Ingress is gone keeps its record until it was missing from ABSENT_LISTS_BEFORE_DELETE
+    successful lists in a row *and* for this many seconds (a few TTLs: an Ingress replaced by Helm or Pulumi
+    comes back long before)."""
+    max_inflight: int = 2048
+    """Most probe connections open at once (Prober); bounded again by the open-files limit."""
 
 
 def vantage_lease_name(vantage: str) -> str:
@@ -359,21 +541,30 @@ class Controller:
         self.host = host
         self.targets: dict[str, Target] = {}
         self.names_known = False
+        self.list_seq = 0
+        """Successful Ingress lists so far: a name's absence is counted in lists, not in decision passes."""
         self.regions: dict[str, str] = {}
+        self.region_absent: dict[str, tuple[int, float]] = {}
+        """region -> (successful ConfigMap lists it was missing from, since when): see `refresh_inputs`."""
         self.counters: dict[str, Counter] = {}
         self.lock = threading.Lock()
         self.lease_rv: str | None = None
         self.last_round = 0.0
+        """When observations were last written (a full round: readiness)."""
+        self.last_loop = 0.0
+        """When the probe loop last finished an iteration, whatever the API said (liveness)."""
         self.leader = False
         self.leader_seen: tuple[Any, ...] | None = None
         self.leader_seen_at = 0.0
         self.vantage_seen: dict[str, tuple[str, float]] = {}
-        self.absent: dict[str, int] = {}
+        self.absent: dict[str, tuple[int, float]] = {}
+        """name -> (list_seq, wall time) when the leader first saw its DNSEndpoint without an Ingress."""
+        self.refusing = False
         self.ready = False
-        self.rounds = concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="round")
-        self.attempts = concurrent.futures.ThreadPoolExecutor(max_workers=32 * settings.attempts,
-                                                              thread_name_prefix="attempt")
-        """Two pools: a round waits for its attempts, so they must never compete for the same workers."""
+        self.stats: dict[str, float] = {"deletions_refused": 0, "write_failures": 0, "probes_skipped": 0,
+                                        "round_seconds": 0.0}
+        limit = raise_open_files_limit(settings.max_inflight + 256)
+        self.prober = Prober(settings.timeout, settings.attempts, min(settings.max_inflight, max(16, limit - 128)))
 
     # ---------------------------------------------------------------- prober
 
@@ -382,30 +573,58 @@ class Controller:
             hosts = published_hosts(self.karmada.request("GET", INGRESSES_PATH), self.s.domain, self.s.exclude)
             with self.lock:
                 self.targets, self.names_known = hosts, True
+                self.list_seq += 1
         except (ApiError, OSError, ValueError) as err:
             log.warning("listing Ingresses in karmada-apiserver failed, keeping %d names: %s", len(self.targets), err)
         try:
             path = CONFIGMAPS_PATH.format(namespace=self.s.namespace) + "?labelSelector=" + REGION_LABEL
-            regions = region_addresses(self.host.request("GET", path))
-            with self.lock:
-                self.regions = regions
+            listed = region_addresses(self.host.request("GET", path))
         except (ApiError, OSError, ValueError) as err:
             log.warning("listing region ConfigMaps failed, keeping %d regions: %s", len(self.regions), err)
+            return
+        with self.lock:
+            self.regions = self.merge_regions(listed, time.monotonic())
+
+    def merge_regions(self, listed: Mapping[str, str], now: float) -> dict[str, str]:
+        """The regions to probe after one successful list. A region missing from the list keeps its last address
+        until it was missing from ABSENT_LISTS_BEFORE_DELETE lists in a row and for REGION_GRACE_PERIODS probe
+        periods: a region ConfigMap that is replaced (deleted, then created by Pulumi) must not drop a healthy
+        region from every name for the seconds in between. An empty list keeps every known region."""
+        merged = dict(listed)
+        for region, ip in self.regions.items():
+            if region in listed:
+                self.region_absent.pop(region, None)
+                continue
+            lists, since = self.region_absent.get(region, (0, now))
+            lists += 1
+            self.region_absent[region] = (lists, since)
+            gone = lists >= ABSENT_LISTS_BEFORE_DELETE and now - since >= REGION_GRACE_PERIODS * self.s.period
+            if listed and gone:
+                log.info("region %s: no ConfigMap names it any more; no longer probed", region)
+                del self.region_absent[region]
+                continue
+            if lists == 1:
+                log.info("region %s: missing from the ConfigMap list; keeping %s for now", region, ip)
+            merged[region] = ip
+        return merged
 
     def probe_all(self) -> None:
+        started = time.monotonic()
         with self.lock:
-            pairs = [(t, r, ip) for t in self.targets.values() for r, ip in self.regions.items()]
-        futures = {}
-        for target, region, ip in pairs:
-            port = self.s.https_port if target.tls else self.s.http_port
-            futures[obs_key(target.host, region)] = self.rounds.submit(
-                probe_round, ip, port, target, self.s.timeout, self.s.attempts, self.attempts)
-        results = {key: f.result() for key, f in futures.items()}
+            jobs = [(obs_key(t.host, r), ip, self.s.https_port if t.tls else self.s.http_port, t)
+                    for t in self.targets.values() for r, ip in self.regions.items()]
+        # every pair at once, and the round ends before the next one is due
+        results = self.prober.run(jobs, deadline=started + max(self.s.timeout, self.s.period - 0.05))
+        skipped = sum(1 for e in results.values() if e == SKIPPED)
         with self.lock:
+            self.stats["round_seconds"] = time.monotonic() - started
+            self.stats["probes_skipped"] += skipped
             for key in list(self.counters):
                 if key not in results:
                     del self.counters[key]
             for key, error in results.items():
+                if error == SKIPPED:
+                    continue
                 counter = self.counters.setdefault(key, Counter())
                 before = counter.failures
                 counter.record(error)
@@ -413,6 +632,9 @@ class Controller:
                     log.info("probe %s failed: %s", key, error)
                 elif error is None and before > 0:
                     log.info("probe %s passes again after %d failed rounds", key, before)
+        if skipped:
+            log.warning("probe round ran out of time: %d of %d pairs not probed (counters kept)", skipped,
+                        len(results))
 
     def observations(self) -> dict[str, Any]:
         with self.lock:
@@ -456,6 +678,7 @@ class Controller:
                 self.last_round = time.monotonic()
             except (ApiError, OSError, ValueError) as err:
                 log.warning("probe round failed: %s", err)
+            self.last_loop = time.monotonic()
             next_round += self.s.period
             now = time.monotonic()
             if next_round < now:  # a round overran its period: skip, do not burst
@@ -525,20 +748,37 @@ class Controller:
         except (ValueError, KeyError, TypeError):
             self.ready = False
 
+    def stale_after(self) -> float:
+        return 3 * self.s.period + self.s.decision_period
+
     def fresh_votes(self) -> dict[str, dict[str, list[Vote]]]:
-        """host -> region -> votes of the vantage points whose Lease changed within three periods."""
+        """host -> region -> votes of the vantage points whose Lease changed within three periods.
+
+        Freshness is measured on the leader's own clock from the moment it saw a Lease's resourceVersion change.
+        A Lease this leader has never seen before (it just became leader) is dated by its `renewTime` instead:
+        a vantage point that died minutes ago left a Lease whose counts may say "all failing", and a new leader
+        must not count that as a fresh vote for the next three periods."""
         items = self.host.request("GET", LEASES_PATH.format(namespace=self.s.namespace) + "?labelSelector="
                                   + VANTAGE_LABEL).get("items", [])
-        mono = time.monotonic()
+        mono, wall = time.monotonic(), time.time()
+        window = self.stale_after()
         votes: dict[str, dict[str, list[Vote]]] = {}
         for lease in items:
             meta = lease.get("metadata") or {}
             name, rv = meta.get("name", ""), meta.get("resourceVersion", "")
             last = self.vantage_seen.get(name)
-            if last is None or last[0] != rv:
+            if last is None:
+                try:
+                    age = max(0.0, wall - parse_time(str((lease.get("spec") or {}).get("renewTime") or "")))
+                except ValueError:
+                    age = float("inf")
+                # a first sighting is as old as its renewTime says (less the skew we tolerate), never fresher
+                self.vantage_seen[name] = (rv, mono - min(max(0.0, age - CLOCK_SKEW_SECONDS), window + 1))
+                last = self.vantage_seen[name]
+            elif last[0] != rv:
                 self.vantage_seen[name] = (rv, mono)
                 last = self.vantage_seen[name]
-            if mono - last[1] > 3 * self.s.period + self.s.decision_period:
+            if mono - last[1] > window:
                 continue  # stale: this vantage point abstains
             try:
                 data = json.loads((meta.get("annotations") or {}).get(OBSERVATIONS_ANNOTATION) or "{}")
@@ -550,9 +790,13 @@ class Controller:
         return votes
 
     def decide_all(self) -> dict[str, Any]:
-        """One leader pass: read votes and DNSEndpoints, write what changed. Returns the decision note."""
+        """One leader pass: read votes and DNSEndpoints, write what changed. Returns the decision note.
+
+        A write that fails for one name (a 409 after external-dns' own status update, a 422) is logged and
+        counted, and the pass goes on with the next name: one bad name never stops the others."""
         with self.lock:
             targets, names_known, regions = dict(self.targets), self.names_known, dict(self.regions)
+            list_seq = self.list_seq
         if not regions:
             # No region known yet: nothing can be published and nothing is withdrawn. Every known name is
             # pending, so a fleet with names is not ready (external-dns must not switch to the CRD source and
@@ -563,56 +807,98 @@ class Controller:
         existing = {e["metadata"]["name"]: e for e in self.host.request(
             "GET", f"{base}?labelSelector={MANAGED_BY_LABEL}%3D{MANAGED_BY}").get("items", [])}
         now = time.time()
-        waiting = 0
+        waiting = failed = 0
         for host in sorted(targets):
-            current = existing.get(host)
-            current_targets: list[str] = []
-            withdrawn: dict[str, str] = {}
-            if current is not None:
-                for ep in (current.get("spec") or {}).get("endpoints") or []:
-                    if ep.get("dnsName") == host and ep.get("recordType") == "A":
-                        current_targets = list(ep.get("targets") or [])
+            try:
+                waiting += self.decide_one(host, regions, votes, existing.get(host), base, now)
+            except (ApiError, OSError, ValueError) as err:
+                failed += 1
+                self.stats["write_failures"] += 1
+                waiting += 1
+                log.warning("%s: decision not written: %s", host, err)
+        refused = self.delete_absent(existing, targets, names_known, list_seq, base, now)
+        note: dict[str, Any] = {"at": micro_now(now), "pending": waiting if names_known else -1}
+        if failed:
+            note["failed"] = failed
+        if refused:
+            note["deletionsRefused"] = refused
+        return note
+
+    def decide_one(self, host: str, regions: Mapping[str, str], votes: Mapping[str, Mapping[str, list[Vote]]],
+                   current: Mapping[str, Any] | None, base: str, now: float) -> int:
+        """Decide and write one name; 1 if it is still pending, else 0."""
+        current_targets: list[str] = []
+        withdrawn: dict[str, str] = {}
+        if current is not None:
+            for ep in (current.get("spec") or {}).get("endpoints") or []:
+                if ep.get("dnsName") == host and ep.get("recordType") == "A":
+                    current_targets = list(ep.get("targets") or [])
+            try:
+                withdrawn = json.loads(((current["metadata"].get("annotations") or {})
+                                        .get(WITHDRAWN_ANNOTATION)) or "{}")
+            except ValueError:
+                withdrawn = {}
+        decision = decide(host, regions, current_targets, votes.get(host, {}), withdrawn,
+                          vantage_points=self.s.vantage_points, failure_threshold=self.s.failure_threshold,
+                          success_threshold=self.s.success_threshold, hold_down=self.s.hold_down, now=now)
+        if decision is None:
+            return int(pending(host, regions, votes.get(host, {}), vantage_points=self.s.vantage_points,
+                               failure_threshold=self.s.failure_threshold))
+        was_fail_open = current is not None and FAIL_OPEN_ANNOTATION in (current["metadata"].get("annotations")
+                                                                         or {})
+        if current is not None and not decision.changed and decision.withdrawn == withdrawn and (
+                decision.fail_open == was_fail_open):
+            return 0
+        if decision.fail_open and not was_fail_open:
+            log.warning("%s: every region fails; keeping %s (fail open)", host, ", ".join(decision.targets))
+        body = dnsendpoint(self.s.namespace, decision, self.s.ttl,
+                           None if current is None else current["metadata"].get("resourceVersion"))
+        if current is None:
+            self.host.request("POST", base, body)
+            log.info("%s: published %s", host, ", ".join(decision.regions))
+        else:
+            self.host.request("PUT", f"{base}/{host}", body)
+            if decision.changed:
+                log.info("%s: now %s (was %s)", host, ", ".join(decision.regions) or "-", ", ".join(current_targets))
+        return 0
+
+    def delete_absent(self, existing: Mapping[str, Any], targets: Mapping[str, Target], names_known: bool,
+                      list_seq: int, base: str, now: float) -> int:
+        """Delete the DNSEndpoints whose Ingress is gone for good; returns how many deletions were refused.
+
+        Never while karmada-apiserver cannot be read (names_known), never after an empty list (Karmada's etcd
+        being rebuilt answers an empty list, and deleting every record would blank the fleet), never more than
+        half of the names at once (the same, partially), and a name only after it was missing from
+        ABSENT_LISTS_BEFORE_DELETE successful lists in a row and for `delete_after` seconds."""
+        gone = [name for name in existing if name not in targets]
+        for name in list(self.absent):
+            if name not in gone:
+                del self.absent[name]
+        if not names_known or not gone:
+            return 0
+        if not targets or len(gone) > max(1, len(existing) // 2):
+            if not self.refusing:
+                log.warning("%d of %d names are missing from the Ingress list; deleting none of them (an empty "
+                            "or mostly empty list looks like a karmada-apiserver without its data)", len(gone),
+                            len(existing))
+            self.refusing = True
+            self.stats["deletions_refused"] += 1
+            for name in gone:
+                self.absent.setdefault(name, (list_seq, now))
+            return len(gone)
+        self.refusing = False
+        for name in gone:
+            first_seq, first_at = self.absent.setdefault(name, (list_seq, now))
+            if list_seq - first_seq >= ABSENT_LISTS_BEFORE_DELETE and now - first_at >= self.s.delete_after:
                 try:
-                    withdrawn = json.loads(((current["metadata"].get("annotations") or {})
-                                            .get(WITHDRAWN_ANNOTATION)) or "{}")
-                except ValueError:
-                    withdrawn = {}
-            decision = decide(host, regions, current_targets, votes.get(host, {}), withdrawn,
-                              vantage_points=self.s.vantage_points, failure_threshold=self.s.failure_threshold,
-                              success_threshold=self.s.success_threshold, hold_down=self.s.hold_down, now=now)
-            if decision is None:
-                if pending(host, regions, votes.get(host, {}), vantage_points=self.s.vantage_points,
-                           failure_threshold=self.s.failure_threshold):
-                    waiting += 1
-                continue
-            was_fail_open = current is not None and FAIL_OPEN_ANNOTATION in (current["metadata"].get("annotations")
-                                                                             or {})
-            old_withdrawn = withdrawn
-            if current is not None and not decision.changed and decision.withdrawn == old_withdrawn and (
-                    decision.fail_open == was_fail_open):
-                continue
-            if decision.fail_open and not was_fail_open:
-                log.warning("%s: every region fails; keeping %s (fail open)", host, ", ".join(decision.targets))
-            body = dnsendpoint(self.s.namespace, decision, self.s.ttl,
-                               None if current is None else current["metadata"].get("resourceVersion"))
-            if current is None:
-                self.host.request("POST", base, body)
-                log.info("%s: published %s", host, ", ".join(decision.regions))
-            else:
-                self.host.request("PUT", f"{base}/{host}", body)
-                if decision.changed:
-                    log.info("%s: now %s (was %s)", host, ", ".join(decision.regions) or "-",
-                             ", ".join(current_targets))
-        for name in existing:
-            if name in targets or not names_known:
-                self.absent.pop(name, None)
-                continue
-            self.absent[name] = self.absent.get(name, 0) + 1
-            if self.absent[name] >= ABSENT_PASSES_BEFORE_DELETE:
-                self.host.request("DELETE", f"{base}/{name}")
+                    self.host.request("DELETE", f"{base}/{name}")
+                except (ApiError, OSError) as err:
+                    self.stats["write_failures"] += 1
+                    log.warning("%s: DNSEndpoint not deleted: %s", name, err)
+                    continue
                 log.info("%s: no Ingress names it any more; DNSEndpoint deleted", name)
                 del self.absent[name]
-        return {"at": micro_now(now), "pending": waiting if names_known else -1}
+        return 0
 
     def decision_loop(self, stop: threading.Event) -> None:
         note: dict[str, Any] | None = None
@@ -630,7 +916,9 @@ class Controller:
             stop.wait(self.s.decision_period)
 
     def healthy(self) -> bool:
-        return bool(self.last_round) and time.monotonic() - self.last_round <= 3 * self.s.period + 30
+        """Liveness: the probe loop is turning. Not whether its writes succeed: a hub API outage is not fixed by
+        restarting the container (it would only crash-loop every prober into kubelet back-off)."""
+        return bool(self.last_loop) and time.monotonic() - self.last_loop <= 3 * self.s.period + 30
 
 
 def respond(controller: Controller, path: str) -> Response:
@@ -638,7 +926,7 @@ def respond(controller: Controller, path: str) -> Response:
     if path == "/healthz":
         ok = controller.healthy()
     elif path == "/readyz":
-        ok = controller.healthy() and controller.ready
+        ok = controller.healthy() and controller.ready and bool(controller.last_round)
     else:
         return 404, b"", None
     return (200, b"ok\n", None) if ok else (503, b"not yet\n", None)
@@ -681,6 +969,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--http-port", type=int, default=80)
     p.add_argument("--https-port", type=int, default=443)
     p.add_argument("--health-port", type=int, default=8080)
+    p.add_argument("--delete-after", type=float, default=120.0,
+                   help="seconds a name's Ingress must be gone (and three lists in a row) before its record goes")
+    p.add_argument("--max-inflight", type=int, default=2048, help="most probe connections open at once")
     return p.parse_args(argv)
 
 
@@ -693,7 +984,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         attempts=max(1, args.attempts), failure_threshold=args.failure_threshold,
         success_threshold=args.success_threshold, hold_down=args.hold_down, vantage_points=args.vantage_points,
         decision_period=args.decision_period, lease_duration=args.lease_duration, http_port=args.http_port,
-        https_port=args.https_port)
+        https_port=args.https_port, delete_after=args.delete_after, max_inflight=args.max_inflight)
 
 
 def main(argv: list[str] | None = None) -> int:

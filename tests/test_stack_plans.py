@@ -99,7 +99,8 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     (cm,) = [o for t, o in objects(plan) if t == "host" and o["kind"] == "ConfigMap"]
     assert cm["metadata"] == {**cm["metadata"], "name": f"traffic-region-{region}",
                               "namespace": failover_docs.NAMESPACE}
-    assert cm["data"]["members"] == ",".join(sorted(m.name for m in config.members))
+    assert cm["metadata"]["annotations"][failover_docs.MEMBERS_ANNOTATION] == ",".join(
+        sorted(m.name for m in config.members))
 
 
 def test_without_a_network_id_the_lb_uses_public_ips() -> None:

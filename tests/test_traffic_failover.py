@@ -9,8 +9,11 @@ down (a 0.3 s probe period) so each scenario takes seconds; every wait is bounde
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -37,6 +40,8 @@ from tests.support.tools import REPO, load_stack
 
 DOMAIN = "dev.example.com"
 HOST = "shop.dev.example.com"
+OTHER = "keep.dev.example.com"
+"""A second name, so that removing HOST's Ingress is not "every name gone at once" (refused, see below)."""
 
 # ------------------------------------------------------------------------------------------ decisions
 
@@ -215,7 +220,9 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
 def world(tmp_path: Path) -> Iterator[World]:
     w = World(tmp_path, DOMAIN, {"eu-fsn": ["dev-fsn1-a"], "eu-hel": ["dev-hel1-a"]})
     w.add_ingress("shop", "web", HOST)
+    w.add_ingress("keep", "web", OTHER)
     w.serve(HOST)
+    w.serve(OTHER)
     yield w
     w.close()
 
@@ -344,7 +351,7 @@ def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_
                    "--period": str(t.period), "--timeout": str(t.timeout), "--hold-down": str(t.hold_down),
                    "--success-threshold": str(t.success_threshold), "--lease-duration": str(t.lease_duration),
                    "--decision-period": str(t.decision_period), "--http-port": str(world.port),
-                   "--https-port": str(world.port)}
+                   "--https-port": str(world.port), "--delete-after": str(t.delete_after)}
         env = {"NODE_NAME": f"hub-{i}", "POD_NAME": f"traffic-failover-{i}"}
         args = []
         for a in container["args"]:
@@ -409,4 +416,275 @@ def test_ready_only_when_external_dns_may_switch(world: World) -> None:
     time.sleep(8 * world.timing.period)
     assert not any(c.ready for c in world.controllers) and world.published(HOST) is None
     world.karmada.remove("networking.k8s.io", "ingresses", "shop", "web")
+    world.karmada.remove("networking.k8s.io", "ingresses", "keep", "web")
     assert wait_for(lambda: all(c.ready for c in world.controllers), 10)
+
+
+# ------------------------------------------------------------- defects found by reading the controller
+#
+# Each test below drives the real Controller against in-memory API clients and fails on the controller as it was
+# before the fix (checked by running it against that file): review-host-and-traffic.md F4-F8 and the region
+# ConfigMap replace of review-newcomer.md #8.
+
+
+class MemoryApi:
+    """A JSON API client stand-in: `routes` answer GETs by path prefix, every request is recorded, and `fail`
+    (method, path prefix) -> HTTP status makes those calls fail."""
+
+    def __init__(self, routes: dict[str, Any] | None = None) -> None:
+        self.routes: dict[str, Any] = dict(routes or {})
+        self.requests: list[tuple[str, str, Any]] = []
+        self.fail: dict[tuple[str, str], int] = {}
+        self.down = False
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "") -> dict[str, Any]:
+        self.requests.append((method, path, body))
+        if self.down:
+            raise OSError("connection refused")
+        for (m, prefix), status in self.fail.items():
+            if m == method and path.startswith(prefix):
+                raise tf.ApiError(status, path, "refused by the test")
+        if method == "GET":
+            for prefix, answer in sorted(self.routes.items(), key=lambda kv: -len(kv[0])):
+                if path.startswith(prefix):
+                    return answer() if callable(answer) else answer
+            raise tf.ApiError(404, path, "not found")
+        return {**(body or {}), "metadata": {**((body or {}).get("metadata") or {}), "resourceVersion": "1"}}
+
+    def writes(self, method: str | None = None) -> list[tuple[str, str, Any]]:
+        return [r for r in self.requests if r[0] != "GET" and (method is None or r[0] == method)]
+
+
+IPS = {"eu-fsn": "192.0.2.10", "eu-hel": "192.0.2.20"}
+LEASES = tf.LEASES_PATH.format(namespace=NAMESPACE)
+ENDPOINTS = tf.DNSENDPOINTS_PATH.format(namespace=NAMESPACE)
+CONFIGMAPS = tf.CONFIGMAPS_PATH.format(namespace=NAMESPACE)
+
+
+def _ingresses(*hosts: str) -> dict[str, Any]:
+    return {"items": [{"metadata": {"namespace": h.split(".")[0], "name": "web"}, "spec": {"rules": [{"host": h}]}}
+                      for h in hosts]}
+
+
+def _region_cms(*regions: str) -> dict[str, Any]:
+    return {"items": [failover_docs.region_configmap(r, IPS[r], []) for r in regions]}
+
+
+def _endpoint(host: str, regions: tuple[str, ...]) -> dict[str, Any]:
+    obj = tf.dnsendpoint(NAMESPACE, tf.Decision(host, regions, tuple(sorted(IPS[r] for r in regions))), 60, "7")
+    return obj
+
+
+def _vantage(name: str, counts: dict[str, tuple[int, int]], renewed: float, rv: str = "1") -> dict[str, Any]:
+    obs = {key: [f, s, ""] for key, (f, s) in counts.items()}
+    return {"metadata": {"name": tf.VANTAGE_LEASE_PREFIX + name, "resourceVersion": rv,
+                         "annotations": {tf.OBSERVATIONS_ANNOTATION: json.dumps({"obs": obs})}},
+            "spec": {"renewTime": tf.format_time(renewed)}}
+
+
+def _healthy_counts(*hosts: str) -> dict[str, tuple[int, int]]:
+    return {tf.obs_key(h, r): (0, 9) for h in hosts for r in IPS}
+
+
+def _controller(host: MemoryApi, karmada: MemoryApi, **overrides: Any) -> tf.Controller:
+    values: dict[str, Any] = dict(
+        namespace=NAMESPACE, vantage="hub-1", identity="pod-hub-1", domain=DOMAIN, exclude=(f"lb.{DOMAIN}",), ttl=60,
+        period=0.2, timeout=0.1, attempts=1, failure_threshold=3, success_threshold=6, hold_down=60,
+        vantage_points=3, decision_period=0.1, lease_duration=15, http_port=1, https_port=1)
+    values.update(overrides)
+    known = {f.name for f in dataclasses.fields(tf.Settings)}
+    return tf.Controller(tf.Settings(**{k: v for k, v in values.items() if k in known}), karmada, host)  # type: ignore
+
+
+def test_one_list_without_a_name_deletes_nothing() -> None:
+    """F4: the absence of a name used to be counted per decision pass (every second) against the Ingress list of
+    the last probe round (every five): one list without a name deleted its DNSEndpoint three seconds later."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST, OTHER)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST, OTHER), now) for i in range(3)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel")),
+                                            _endpoint(OTHER, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+    karmada.routes[tf.INGRESSES_PATH] = _ingresses(OTHER)  # HOST's Ingress is being replaced: one list misses it
+    c.refresh_inputs()
+    for _ in range(5):  # the decision passes of one probe period
+        c.decide_all()
+    assert host.writes("DELETE") == [], "one list without the name deleted its record"
+
+
+def test_an_empty_ingress_list_never_deletes_records() -> None:
+    """F4: karmada-apiserver answering an empty list (its etcd rebuilt before the restore) deleted every name."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST, OTHER)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST, OTHER), now) for i in range(3)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel")),
+                                            _endpoint(OTHER, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada, delete_after=0.0)
+    c.refresh_inputs()
+    karmada.routes[tf.INGRESSES_PATH] = {"items": []}
+    for _ in range(6):
+        c.refresh_inputs()
+        c.decide_all()
+    assert host.writes("DELETE") == [], "an empty Ingress list blanked the fleet"
+    assert c.stats["deletions_refused"] > 0
+    # a name that really went (one of two, every list, past delete_after) does go
+    karmada.routes[tf.INGRESSES_PATH] = _ingresses(OTHER)
+    for _ in range(tf.ABSENT_LISTS_BEFORE_DELETE + 1):
+        c.refresh_inputs()
+        c.decide_all()
+    assert [p for _, p, _ in host.writes("DELETE")] == [f"{ENDPOINTS}/{HOST}"]
+
+
+def test_a_replaced_region_configmap_keeps_the_region_published() -> None:
+    """review-newcomer #8: a region ConfigMap replaced by Pulumi (deleted, then created) was missing from one
+    list; that round dropped the region from every name, with no hold-down."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST), now) for i in range(3)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+    host.routes[CONFIGMAPS] = _region_cms("eu-hel")  # eu-fsn's ConfigMap between its delete and its create
+    c.refresh_inputs()
+    c.decide_all()
+    withdrawn = [b for m, _, b in host.writes() if m == "PUT" and IPS["eu-fsn"] not in
+                 b["spec"]["endpoints"][0]["targets"]]
+    assert withdrawn == [], "a healthy region left DNS while its ConfigMap was replaced"
+    host.routes[CONFIGMAPS] = {"items": [*_region_cms("eu-fsn")["items"], *_region_cms("eu-hel")["items"]]}
+    c.refresh_inputs()
+    assert c.regions == IPS
+
+
+def test_a_failing_write_does_not_stop_the_other_names() -> None:
+    """F7: one ApiError on one name's write aborted the whole decision pass (and the names sorted after it)."""
+    now = time.time()
+    first, second = "a.dev.example.com", "b.dev.example.com"
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(first, second)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(first, second), now)
+                                         for i in range(3)]},
+                      ENDPOINTS: {"items": []}})
+    host.fail[("POST", ENDPOINTS)] = 0
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+
+    calls = {"n": 0}
+    original = host.request
+
+    def one_fails(method: str, path: str, body: Any = None, content_type: str = "") -> dict[str, Any]:
+        if method == "POST" and path == ENDPOINTS:
+            calls["n"] += 1
+            if (body or {}).get("metadata", {}).get("name") == first:
+                host.requests.append((method, path, body))
+                raise tf.ApiError(422, path, "Unprocessable")
+        return original(method, path, body, content_type)
+
+    host.fail.clear()
+    host.request = one_fails  # type: ignore[method-assign]
+    try:
+        note = c.decide_all()
+    except tf.ApiError as err:
+        raise AssertionError(f"one failing name aborted the pass: {err}") from None
+    posted = [b["metadata"]["name"] for m, _, b in host.writes("POST")]
+    assert second in posted, "the name after the failing one was never written"
+    assert note.get("failed") == 1 and note["pending"] >= 1
+
+
+def test_a_new_leader_ignores_leases_of_long_dead_probers() -> None:
+    """F8: a new leader dated every Lease by when it first saw it, so a prober that died minutes ago (its last
+    counts: eu-fsn failing) voted as fresh for three periods; with one genuinely failing prober that made a
+    majority and withdrew a healthy region."""
+    now = time.time()
+    failing = {tf.obs_key(HOST, "eu-fsn"): (9, 0), tf.obs_key(HOST, "eu-hel"): (0, 9)}
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage("hub-dead", failing, now - 600),  # died ten minutes ago
+                                         _vantage("hub-2", failing, now),  # its own network is broken
+                                         _vantage("hub-3", _healthy_counts(HOST), now)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+    c.decide_all()
+    assert host.writes() == [], f"a dead prober's Lease voted: {host.writes()}"
+
+
+def test_liveness_survives_a_hub_api_outage() -> None:
+    """F6: /healthz needed a successful Lease write within 3 periods + 30 s, so a hub API outage failed every
+    replica's liveness probe and put them all into CrashLoopBackOff; a restart fixes nothing there."""
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    host = MemoryApi()
+    host.down = True
+    c = _controller(host, karmada)
+    c.last_round = time.monotonic() - 600  # the last write that worked, ten minutes ago
+    stop = threading.Event()
+    thread = threading.Thread(target=c.probe_loop, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        time.sleep(1.0)  # five probe periods
+        assert tf.respond(c, "/healthz")[0] == 200, "liveness failed while the probe loop runs"
+        assert tf.respond(c, "/readyz")[0] == 503
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def test_a_round_probes_every_pair_at_once() -> None:
+    """F5: a round gave each (name, region) pair one of 32 threads and waited for all, so with a black-holed
+    region it lasted timeout x pairs / 32 (20 s at 300 names) and detection stretched with the fleet. Now every
+    attempt is in flight together: a listener that accepts and never answers sees all of them within the first
+    timeout (bench/failover_probe.py times rounds up to 500 names)."""
+    names = [f"n{i}.{DOMAIN}" for i in range(120)]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    listener.settimeout(0.05)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(*names)})
+    host = MemoryApi({CONFIGMAPS: {"items": [failover_docs.region_configmap("eu-fsn", "127.0.0.1", [])]}})
+    port = listener.getsockname()[1]
+    c = _controller(host, karmada, timeout=2.0, period=4.0, attempts=2, http_port=port, https_port=port)
+    c.refresh_inputs()
+    rounds = threading.Thread(target=c.probe_all, daemon=True)
+    try:
+        rounds.start()
+        time.sleep(1.5)  # inside the first timeout: nothing has given up yet
+        in_flight = len(accepted)
+        rounds.join(timeout=30)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for s in accepted:
+            s.close()
+        listener.close()
+    assert in_flight >= len(names) * 2 * 0.9, f"only {in_flight} of {len(names) * 2} attempts were in flight"
+    assert all(c.counters[tf.obs_key(n, "eu-fsn")].failures == 1 for n in names)
+
+
+def test_a_member_change_updates_the_region_configmap_in_place() -> None:
+    """review-newcomer #8, the program's half: the members used to be in the ConfigMap's `data`, which
+    pulumi-kubernetes replaces (delete, then create) on any change; a member added or removed now changes an
+    annotation only, which it patches in place (hubctl diff's replacement rules, with their upstream source)."""
+    from hubctl.diff import diff_values
+    from hubctl.replacement import replace_reason
+
+    before = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"])
+    after = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a", "dev-fsn1-b"])
+    changed = [path for path, _, _ in diff_values(before, after)]
+    assert changed, "the members are still recorded"
+    replaced = {p: replace_reason("kubernetes:core/v1:ConfigMap", p, after, {}) for p in changed}
+    assert not any(replaced.values()), replaced

@@ -124,13 +124,24 @@ def cert_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
                                            "traffic failover secret")
 
 
+MEMBERS_ANNOTATION = "karmada-hub.io/members"
+
+
 def region_configmap(region: str, lb_ipv4: str, members: Sequence[str]) -> dict[str, Any]:
     """host: one region's load balancer address, for the controller to probe and publish. Written by the stack
-    that owns the region (each region stack owns its own object, so two regions never collide)."""
+    that owns the region (each region stack owns its own object, so two regions never collide).
+
+    `data` holds only what the controller reads (region, LB address). pulumi-kubernetes treats a ConfigMap's
+    `data` as immutable and replaces the object, deleting it before it creates it again under the same name
+    (provider.go Diff: `deleteBeforeReplace` when the name is unchanged); a controller listing in between would
+    not see the region. The members are an annotation (for people and the drill), so adding or removing one is
+    an in-place update; only a new LB address still replaces it, which the controller rides out
+    (agents/traffic_failover.py `merge_regions`)."""
     ipaddress.IPv4Address(lb_ipv4)
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": _meta(f"traffic-region-{region}", NAMESPACE, **{REGION_LABEL: region}),
-            "data": {"region": region, REGION_IP_KEY: lb_ipv4, "members": ",".join(sorted(members))}}
+    meta = _meta(f"traffic-region-{region}", NAMESPACE, **{REGION_LABEL: region})
+    meta["annotations"] = {MEMBERS_ANNOTATION: ",".join(sorted(members))}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {"region": region, REGION_IP_KEY: lb_ipv4}}
 
 
 TOKEN_VOLUME = "host-token"
@@ -167,7 +178,15 @@ def args(dns: DnsConfig, vantage_points: int, server: str | None = None) -> list
         f"--http-port={HTTP_PORT}",
         f"--https-port={HTTPS_PORT}",
         f"--health-port={HEALTH_PORT}",
+        f"--delete-after={delete_after_seconds(dns.ttl)}",
     ]
+
+
+def delete_after_seconds(ttl: int) -> int:
+    """How long a name's Ingress must be gone before its record goes: four TTLs, at least a minute (an Ingress
+    that Helm or Pulumi replaces is back within seconds; a name that flickers out costs resolvers a negative
+    answer for the zone's negative TTL)."""
+    return max(60, 4 * ttl)
 
 
 ENV = (
