@@ -317,12 +317,21 @@ def external_dns_objects(dns: DnsConfig, token_secret: str) -> list[dict[str, An
         },
     }
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(EXTERNAL_DNS_NAMESPACE)},
+        external_dns_namespace(),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
          "automountServiceAccountToken": False},
         *external_dns_host_rbac(),
         deployment,
     ]
+
+
+def external_dns_namespace() -> dict[str, Any]:
+    """Pod Security `restricted`: it holds the Hetzner DNS token (external-dns mode) and the failover controller,
+    and no pod in it needs more (the metadata guard in components/hetzner/cloud_init.py counts on hostNetwork
+    being refused here)."""
+    meta = _meta(EXTERNAL_DNS_NAMESPACE)
+    meta["labels"]["pod-security.kubernetes.io/enforce"] = "restricted"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
 
 EXTERNAL_DNS_HOST_RULES: tuple[dict[str, Any], ...] = (
