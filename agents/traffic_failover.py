@@ -43,6 +43,7 @@ source only after the DNSEndpoints exist: with `--policy=sync` it would otherwis
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import datetime as dt
 import errno
@@ -56,10 +57,11 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import _dnswire as wire
 from _incluster import ApiError, Client, Response, serve
 
 INGRESSES_PATH = "/apis/networking.k8s.io/v1/ingresses"
@@ -483,6 +485,23 @@ def dnsendpoint(namespace: str, decision: Decision, ttl: int, resource_version: 
     }
 
 
+def endpoint_state(host: str, current: Mapping[str, Any] | None) -> tuple[list[str], dict[str, str]]:
+    """(published addresses, withdrawn regions -> since) of a name's DNSEndpoint (empty without one)."""
+    targets: list[str] = []
+    withdrawn: dict[str, str] = {}
+    if current is None:
+        return targets, withdrawn
+    for ep in (current.get("spec") or {}).get("endpoints") or []:
+        if ep.get("dnsName") == host and ep.get("recordType") == "A":
+            targets = list(ep.get("targets") or [])
+    try:
+        withdrawn = json.loads(((current.get("metadata") or {}).get("annotations") or {}).get(WITHDRAWN_ANNOTATION)
+                               or "{}")
+    except ValueError:
+        withdrawn = {}
+    return targets, withdrawn
+
+
 def format_time(t: float) -> str:
     return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -491,6 +510,222 @@ def parse_time(s: str) -> float:
     s = s.rstrip("Z")
     fmt = "%Y-%m-%dT%H:%M:%S.%f" if "." in s else "%Y-%m-%dT%H:%M:%S"
     return dt.datetime.strptime(s, fmt).replace(tzinfo=dt.UTC).timestamp()
+
+
+# ------------------------------------------------------------------------------------ self-hosted zone
+
+
+@dataclass
+class NameserverState:
+    """What this replica last saw of one nameserver (SOA queries) and of its writes to it (leader)."""
+
+    serial: int | None = None
+    up: bool = False
+    checked_at: float = 0.0
+    error: str = ""
+    behind_since: float | None = None
+    """Wall time since the server's serial differs from the zone's current one (None: in step)."""
+
+
+class ZoneWriter:
+    """Mode self-hosted: the zone every hub nameserver serves, written by this replica while it leads.
+
+    Every primary gets the same RFC 2136 UPDATE (TSIG), in parallel, with the SOA serial chosen here
+    (max(unix time, current + 1)), so all hold the same (serial, content) and secondaries may transfer from any.
+    An UPDATE is incremental (the names that changed) with the prerequisite that the server's SOA is exactly the
+    previous one: a server that missed a write refuses (NXRRSET) and is brought up to date instead by a full
+    sync (AXFR, then one UPDATE with the whole difference and the same serial as everyone else). A new leader
+    starts with a full sync of every primary. The zone never loses its SOA or NS, and no name is written
+    without addresses (`desired` refuses)."""
+
+    MAX_RRSETS_PER_UPDATE = 300
+    """An UPDATE over TCP is at most 64 KiB; a sync of a big fleet is split (the last part sets the serial)."""
+
+    def __init__(self, config: Mapping[str, Any], primaries: Sequence[str], secondaries: Sequence[str],
+                 key: wire.TsigKey, timeout: float) -> None:
+        self.zone = wire.fqdn(config["zone"])
+        soa = config["soa"]
+        self.soa_fields = (soa["mname"], soa["rname"], int(soa["refresh"]), int(soa["retry"]), int(soa["expire"]),
+                           int(soa["minimum"]))
+        self.soa_ttl = int(soa["ttl"])
+        self.ns = tuple(wire.fqdn(n) for n in config["ns"])
+        self.ns_ttl = int(config["nsTtl"])
+        self.record_ttl = int(config["recordTtl"])
+        self.region_label = str(config.get("regionLabel") or "lb")
+        self.static = [wire.RRset(s["name"], s["type"], int(s["ttl"]), tuple(sorted(s["values"])))
+                       for s in config.get("static") or []]
+        self.primaries = list(primaries)
+        self.secondaries = list(secondaries)
+        self.key = key
+        self.timeout = timeout
+        self.current: wire.Soa | None = None
+        """The SOA every in-step primary holds (None: nothing published by this replica yet)."""
+        self.content: dict[tuple[str, str], wire.RRset] | None = None
+        self.state: dict[str, NameserverState] = {s: NameserverState() for s in [*self.primaries, *self.secondaries]}
+        self.lock = threading.Lock()
+        self.server_locks = {s: threading.Lock() for s in self.primaries}
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, 2 * len(self.state)),
+                                                          thread_name_prefix="dns")
+        self.stats = {"updates": 0, "full_syncs": 0, "update_failures": 0}
+
+    def soa(self, serial: int) -> wire.Soa:
+        return wire.Soa(self.soa_fields[0], self.soa_fields[1], serial & 0xFFFFFFFF, *self.soa_fields[2:])
+
+    def desired(self, names: Mapping[str, Sequence[str]], regions: Mapping[str, str]) -> dict[tuple[str, str],
+                                                                                             wire.RRset]:
+        """The zone's content: the apex NS set, static records, `<region>.<label>.<zone>` for every region, and
+        one A RRset per published name. A name without addresses is refused (the zone is never blanked)."""
+        out: dict[tuple[str, str], wire.RRset] = {}
+
+        def put(rrset: wire.RRset) -> None:
+            if not rrset.values:
+                raise ValueError(f"{rrset.name}: refusing to write an empty {rrset.rtype} RRset")
+            out[rrset.key()] = rrset
+
+        put(wire.RRset(self.zone, "NS", self.ns_ttl, tuple(sorted(self.ns))))
+        for rrset in self.static:
+            put(rrset)
+        for region, ip in regions.items():
+            put(wire.RRset(f"{region}.{self.region_label}.{self.zone}", "A", self.record_ttl, (ip,)))
+        for host, targets in names.items():
+            put(wire.RRset(host, "A", self.record_ttl, tuple(sorted(set(targets)))))
+        return out
+
+    def next_serial(self) -> int:
+        serials = [s.serial for s in self.state.values() if s.serial is not None]
+        if self.current is not None:
+            serials.append(self.current.serial)
+        candidate = int(time.time()) & 0xFFFFFFFF
+        for serial in serials:
+            if not wire.serial_newer(candidate, serial):
+                candidate = (serial + 1) & 0xFFFFFFFF
+        return candidate or 1
+
+    @staticmethod
+    def difference(have: Mapping[tuple[str, str], wire.RRset], want: Mapping[tuple[str, str], wire.RRset]
+                   ) -> tuple[list[tuple[str, str]], list[wire.RRset]]:
+        """(RRsets to delete, RRsets to add) to turn `have` into `want`; a changed RRset is both."""
+        deletes = [k for k in have if want.get(k) != have[k]]
+        adds = [v for k, v in want.items() if have.get(k) != v]
+        return deletes, adds
+
+    def _send(self, server: str, require: wire.Soa | None, deletes: list[tuple[str, str]],
+              adds: list[wire.RRset], soa: wire.Soa) -> None:
+        step = self.MAX_RRSETS_PER_UPDATE
+        parts = [(deletes[i:i + step], []) for i in range(0, len(deletes), step)]
+        parts += [([], adds[i:i + step]) for i in range(0, len(adds), step)]
+        parts = parts or [([], [])]
+        for index, (part_deletes, part_adds) in enumerate(parts):
+            last = index == len(parts) - 1
+            message = wire.update(self.zone, require_soa=require if index == 0 else None, delete=part_deletes,
+                                  add=part_adds, soa=soa if last else None, soa_ttl=self.soa_ttl)
+            wire.send_update(server, message, self.key, self.timeout)
+
+    def full_sync(self, server: str, want: Mapping[tuple[str, str], wire.RRset], soa: wire.Soa) -> None:
+        """Read the server's zone (AXFR) and send it the whole difference to `want`, ending at `soa`."""
+        have_soa, have = wire.axfr(server, self.zone, self.key, self.timeout)
+        deletes, adds = self.difference(have, want)
+        if have_soa.serial == soa.serial and not deletes and not adds:
+            return
+        self._send(server, None, deletes, adds, soa)
+        self.stats["full_syncs"] += 1
+
+    def _write(self, server: str, previous: wire.Soa | None, previous_content: Mapping[tuple[str, str], wire.RRset]
+               | None, want: Mapping[tuple[str, str], wire.RRset], soa: wire.Soa) -> str | None:
+        """Bring one primary to (`soa`, `want`): incrementally from `previous` when it holds that, else (or when it
+        turns out to have missed a write) by a full sync. One write per server at a time (its lock)."""
+        with self.server_locks[server]:
+            state = self.state[server]
+            try:
+                if previous is not None and previous_content is not None and state.serial == previous.serial:
+                    deletes, adds = self.difference(previous_content, want)
+                    try:
+                        self._send(server, previous, deletes, adds, soa)
+                        self.stats["updates"] += 1
+                    except wire.DnsError as err:
+                        if err.rcode != 8:  # NXRRSET: it missed a write; anything else is a failure
+                            raise
+                        log.warning("nameserver %s missed a write (NXRRSET); full sync", server)
+                        self.full_sync(server, want, soa)
+                else:
+                    self.full_sync(server, want, soa)
+            except (wire.DnsError, OSError, ValueError) as err:
+                self.stats["update_failures"] += 1
+                error = f"{err.__class__.__name__}: {err}"
+                with self.lock:
+                    state.error = error
+                    if state.behind_since is None:
+                        state.behind_since = time.time()
+                log.warning("nameserver %s not written: %s", server, error)
+                return error
+            with self.lock:
+                state.serial, state.up, state.error, state.behind_since = soa.serial, True, "", None
+            return None
+
+    def publish(self, want: Mapping[tuple[str, str], wire.RRset]) -> dict[str, str | None]:
+        """Make `want` the zone, under a new serial, and write it to every primary at once (waiting at most one
+        timeout: a server that does not answer is left to `reconcile`). server -> None (written) or the error;
+        empty when `want` is what the zone already holds."""
+        with self.lock:
+            if self.current is not None and self.content == dict(want):
+                return {}
+            previous, previous_content = self.current, self.content
+            soa = self.soa(self.next_serial())
+            self.current, self.content = soa, dict(want)
+        futures = {s: self.pool.submit(self._write, s, previous, previous_content, want, soa) for s in self.primaries}
+        done, _ = concurrent.futures.wait(futures.values(), timeout=self.timeout + 1.0)
+        results = {s: (f.result() if f in done else "TimeoutError: still writing") for s, f in futures.items()}
+        written = sum(e is None for e in results.values())
+        log.info("zone %s: serial %d written to %d of %d primaries", self.zone, soa.serial, written,
+                 len(self.primaries))
+        return results
+
+    def reconcile(self) -> None:
+        """Every zone check: a primary that does not hold the current serial (restarted, rebuilt, cut off while
+        a write went out) gets a full sync to it, in the background, unless a write to it is under way."""
+        with self.lock:
+            current, content = self.current, self.content
+            behind = [s for s in self.primaries if current is not None and self.state[s].serial != current.serial]
+        if current is None or content is None:
+            return
+        for server in behind:
+            if self.server_locks[server].locked():
+                continue
+            self.pool.submit(self._write, server, None, None, content, current)
+
+    def check(self) -> None:
+        """Ask every nameserver (primaries and secondaries) for the zone's SOA: serials, answering or not."""
+        futures = {s: self.pool.submit(wire.soa_of, s, self.zone, self.timeout) for s in self.state}
+        results = {}
+        for server, future in futures.items():
+            try:
+                results[server] = (future.result().serial, "")
+            except (wire.DnsError, OSError) as err:
+                results[server] = (None, f"{err.__class__.__name__}: {err}")
+        now = time.time()
+        with self.lock:
+            current = self.current.serial if self.current is not None else None
+            for server, (serial, error) in results.items():
+                state = self.state[server]
+                state.checked_at = now
+                state.up, state.error = serial is not None, error
+                if serial is not None:
+                    state.serial = serial
+                if current is None or (state.up and state.serial == current):
+                    state.behind_since = None
+                elif state.behind_since is None:
+                    state.behind_since = now
+
+    def in_step(self) -> int:
+        """How many primaries hold the current serial."""
+        if self.current is None:
+            return 0
+        return sum(1 for s in self.primaries if self.state[s].serial == self.current.serial)
+
+    def snapshot_text(self) -> str | None:
+        if self.current is None or self.content is None:
+            return None
+        return wire.zone_text(self.zone, self.current, self.soa_ttl, self.content.values())
 
 
 # -------------------------------------------------------------------------------------------- state
@@ -521,6 +756,11 @@ class Settings:
     comes back long before)."""
     max_inflight: int = 2048
     """Most probe connections open at once (Prober); bounded again by the open-files limit."""
+    snapshot_namespace: str = ""
+    snapshot_configmap: str = ""
+    """Mode self-hosted: where the leader keeps the zone file for nameservers that start from nothing."""
+    zone_check_period: float = 5.0
+    """Mode self-hosted: every replica asks every nameserver for its SOA this often (metrics, lag)."""
 
 
 def vantage_lease_name(vantage: str) -> str:
@@ -535,10 +775,16 @@ def micro_now(now: float | None = None) -> str:
 class Controller:
     """One replica: the prober, and the leader's decisions while it holds the leader Lease."""
 
-    def __init__(self, settings: Settings, karmada: Client, host: Client) -> None:
+    def __init__(self, settings: Settings, karmada: Client, host: Client, zone: ZoneWriter | None = None) -> None:
         self.s = settings
         self.karmada = karmada
         self.host = host
+        self.zone = zone
+        """Mode self-hosted: the writer of the fleet's own zone (None: external-dns writes the records)."""
+        self.zone_checked = 0.0
+        self.snapshot_serial: int | None = None
+        self.fail_open = 0
+        self.pending_names = 0
         self.targets: dict[str, Target] = {}
         self.names_known = False
         self.list_seq = 0
@@ -790,10 +1036,12 @@ class Controller:
         return votes
 
     def decide_all(self) -> dict[str, Any]:
-        """One leader pass: read votes and DNSEndpoints, write what changed. Returns the decision note.
+        """One leader pass: read votes and DNSEndpoints, decide every name, then write.
 
-        A write that fails for one name (a 409 after external-dns' own status update, a 422) is logged and
-        counted, and the pass goes on with the next name: one bad name never stops the others."""
+        Mode self-hosted writes the zone to every nameserver first (that is the clock clients wait for), then
+        the DNSEndpoints (the record of the decisions, which the next leader starts from). A write that fails for
+        one name (a 409 after external-dns' own status update, a 422) is logged and counted, and the pass goes on
+        with the next name: one bad name never stops the others."""
         with self.lock:
             targets, names_known, regions = dict(self.targets), self.names_known, dict(self.regions)
             list_seq = self.list_seq
@@ -808,47 +1056,94 @@ class Controller:
             "GET", f"{base}?labelSelector={MANAGED_BY_LABEL}%3D{MANAGED_BY}").get("items", [])}
         now = time.time()
         waiting = failed = 0
+        plan: list[tuple[str, Decision, Mapping[str, Any] | None, list[str], dict[str, str]]] = []
         for host in sorted(targets):
+            current = existing.get(host)
+            current_targets, withdrawn = endpoint_state(host, current)
+            decision = decide(host, regions, current_targets, votes.get(host, {}), withdrawn,
+                              vantage_points=self.s.vantage_points, failure_threshold=self.s.failure_threshold,
+                              success_threshold=self.s.success_threshold, hold_down=self.s.hold_down, now=now)
+            if decision is None:
+                waiting += int(pending(host, regions, votes.get(host, {}), vantage_points=self.s.vantage_points,
+                                       failure_threshold=self.s.failure_threshold))
+                continue
+            plan.append((host, decision, current, current_targets, withdrawn))
+        deletions, refused = self.absent_names(existing, targets, names_known, list_seq, now)
+        self.fail_open = sum(1 for _, d, *_ in plan if d.fail_open)
+        if self.zone is not None:
+            published = {name: endpoint_state(name, obj)[0] for name, obj in existing.items()
+                         if name not in deletions}
+            published.update({host: list(d.targets) for host, d, *_ in plan})
+            self.publish_zone({h: t for h, t in published.items() if t}, regions)
+        for host, decision, current, current_targets, withdrawn in plan:
             try:
-                waiting += self.decide_one(host, regions, votes, existing.get(host), base, now)
+                self.write_decision(host, decision, current, current_targets, withdrawn, base)
             except (ApiError, OSError, ValueError) as err:
                 failed += 1
                 self.stats["write_failures"] += 1
                 waiting += 1
                 log.warning("%s: decision not written: %s", host, err)
-        refused = self.delete_absent(existing, targets, names_known, list_seq, base, now)
+        for name in deletions:
+            try:
+                self.host.request("DELETE", f"{base}/{name}")
+            except (ApiError, OSError) as err:
+                self.stats["write_failures"] += 1
+                log.warning("%s: DNSEndpoint not deleted: %s", name, err)
+                continue
+            log.info("%s: no Ingress names it any more; DNSEndpoint deleted", name)
+            self.absent.pop(name, None)
+        self.pending_names = waiting if names_known else 0
         note: dict[str, Any] = {"at": micro_now(now), "pending": waiting if names_known else -1}
         if failed:
             note["failed"] = failed
         if refused:
             note["deletionsRefused"] = refused
+        if self.zone is not None and self.zone.in_step() == 0:
+            note["pending"] = max(1, note["pending"])  # decided, but on no nameserver yet: not ready
         return note
 
-    def decide_one(self, host: str, regions: Mapping[str, str], votes: Mapping[str, Mapping[str, list[Vote]]],
-                   current: Mapping[str, Any] | None, base: str, now: float) -> int:
-        """Decide and write one name; 1 if it is still pending, else 0."""
-        current_targets: list[str] = []
-        withdrawn: dict[str, str] = {}
-        if current is not None:
-            for ep in (current.get("spec") or {}).get("endpoints") or []:
-                if ep.get("dnsName") == host and ep.get("recordType") == "A":
-                    current_targets = list(ep.get("targets") or [])
+    def publish_zone(self, names: Mapping[str, Sequence[str]], regions: Mapping[str, str]) -> None:
+        assert self.zone is not None
+        try:
+            self.zone.publish(self.zone.desired(names, regions))
+        except (ValueError, OSError) as err:
+            log.warning("zone not written: %s", err)
+            return
+        self.write_snapshot()
+
+    def write_snapshot(self) -> None:
+        """The zone as published, for a nameserver that starts from nothing (agents/dns_zone_seed.py)."""
+        assert self.zone is not None
+        text = self.zone.snapshot_text()
+        current = self.zone.current.serial if self.zone.current is not None else None
+        if text is None or current == self.snapshot_serial or not self.s.snapshot_configmap:
+            return
+        path = CONFIGMAPS_PATH.format(namespace=self.s.snapshot_namespace)
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": self.s.snapshot_configmap, "namespace": self.s.snapshot_namespace,
+                                             "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+                                "data": {"zone": text}}
+        try:
             try:
-                withdrawn = json.loads(((current["metadata"].get("annotations") or {})
-                                        .get(WITHDRAWN_ANNOTATION)) or "{}")
-            except ValueError:
-                withdrawn = {}
-        decision = decide(host, regions, current_targets, votes.get(host, {}), withdrawn,
-                          vantage_points=self.s.vantage_points, failure_threshold=self.s.failure_threshold,
-                          success_threshold=self.s.success_threshold, hold_down=self.s.hold_down, now=now)
-        if decision is None:
-            return int(pending(host, regions, votes.get(host, {}), vantage_points=self.s.vantage_points,
-                               failure_threshold=self.s.failure_threshold))
+                old = self.host.request("GET", f"{path}/{self.s.snapshot_configmap}")
+                body["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion")
+                self.host.request("PUT", f"{path}/{self.s.snapshot_configmap}", body)
+            except ApiError as err:
+                if err.status != 404:
+                    raise
+                self.host.request("POST", path, body)
+        except (ApiError, OSError) as err:
+            log.warning("zone snapshot not written: %s", err)
+            return
+        self.snapshot_serial = current
+
+    def write_decision(self, host: str, decision: Decision, current: Mapping[str, Any] | None,
+                       current_targets: list[str], withdrawn: Mapping[str, str], base: str) -> None:
         was_fail_open = current is not None and FAIL_OPEN_ANNOTATION in (current["metadata"].get("annotations")
                                                                          or {})
-        if current is not None and not decision.changed and decision.withdrawn == withdrawn and (
+        if current is not None and not decision.changed and decision.withdrawn == dict(withdrawn) and (
                 decision.fail_open == was_fail_open):
-            return 0
+            return
         if decision.fail_open and not was_fail_open:
             log.warning("%s: every region fails; keeping %s (fail open)", host, ", ".join(decision.targets))
         body = dnsendpoint(self.s.namespace, decision, self.s.ttl,
@@ -860,11 +1155,10 @@ class Controller:
             self.host.request("PUT", f"{base}/{host}", body)
             if decision.changed:
                 log.info("%s: now %s (was %s)", host, ", ".join(decision.regions) or "-", ", ".join(current_targets))
-        return 0
 
-    def delete_absent(self, existing: Mapping[str, Any], targets: Mapping[str, Target], names_known: bool,
-                      list_seq: int, base: str, now: float) -> int:
-        """Delete the DNSEndpoints whose Ingress is gone for good; returns how many deletions were refused.
+    def absent_names(self, existing: Mapping[str, Any], targets: Mapping[str, Target], names_known: bool,
+                     list_seq: int, now: float) -> tuple[list[str], int]:
+        """(names whose DNSEndpoint goes now, how many deletions were refused).
 
         Never while karmada-apiserver cannot be read (names_known), never after an empty list (Karmada's etcd
         being rebuilt answers an empty list, and deleting every record would blank the fleet), never more than
@@ -875,7 +1169,7 @@ class Controller:
             if name not in gone:
                 del self.absent[name]
         if not names_known or not gone:
-            return 0
+            return [], 0
         if not targets or len(gone) > max(1, len(existing) // 2):
             if not self.refusing:
                 log.warning("%d of %d names are missing from the Ingress list; deleting none of them (an empty "
@@ -885,26 +1179,23 @@ class Controller:
             self.stats["deletions_refused"] += 1
             for name in gone:
                 self.absent.setdefault(name, (list_seq, now))
-            return len(gone)
+            return [], len(gone)
         self.refusing = False
+        out = []
         for name in gone:
             first_seq, first_at = self.absent.setdefault(name, (list_seq, now))
             if list_seq - first_seq >= ABSENT_LISTS_BEFORE_DELETE and now - first_at >= self.s.delete_after:
-                try:
-                    self.host.request("DELETE", f"{base}/{name}")
-                except (ApiError, OSError) as err:
-                    self.stats["write_failures"] += 1
-                    log.warning("%s: DNSEndpoint not deleted: %s", name, err)
-                    continue
-                log.info("%s: no Ingress names it any more; DNSEndpoint deleted", name)
-                del self.absent[name]
-        return 0
+                out.append(name)
+        return out, 0
 
     def decision_loop(self, stop: threading.Event) -> None:
         note: dict[str, Any] | None = None
         while not stop.is_set():
+            was_leader = self.leader
             try:
                 self.leader = self.try_lead(note)
+                if self.leader and not was_leader and self.zone is not None:
+                    self.zone.current, self.zone.content = None, None  # a new leader re-syncs every server
                 if self.leader and self.last_round:
                     note = self.decide_all()
                     self.ready = note["pending"] == 0
@@ -915,14 +1206,92 @@ class Controller:
                 self.leader = False
             stop.wait(self.s.decision_period)
 
+    def zone_loop(self, stop: threading.Event) -> None:
+        """Mode self-hosted, every replica: ask every nameserver for its serial (metrics: answering, lag); the
+        leader also brings a primary that is behind up to date. Its own thread: a nameserver that does not answer
+        costs a timeout here, never a decision."""
+        while self.zone is not None and not stop.is_set():
+            try:
+                self.zone.check()
+                if self.leader:
+                    self.zone.reconcile()
+                    self.write_snapshot()
+            except Exception as err:  # a bug here must not stop the checks for good
+                log.warning("zone check failed: %s", err)
+            self.zone_checked = time.monotonic()
+            stop.wait(self.s.zone_check_period)
+
     def healthy(self) -> bool:
         """Liveness: the probe loop is turning. Not whether its writes succeed: a hub API outage is not fixed by
         restarting the container (it would only crash-loop every prober into kubelet back-off)."""
         return bool(self.last_loop) and time.monotonic() - self.last_loop <= 3 * self.s.period + 30
 
 
+def metrics(controller: Controller) -> str:
+    """Prometheus text format (0.0.4): what the alerts in components/operations/alerts.py read. Per-nameserver
+    series in mode self-hosted: every replica asks every nameserver (`up`, `serial`), the leader also says how
+    long each has been behind the zone's current serial."""
+    c = controller
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_text: str, samples: Iterable[tuple[dict[str, str], float]]) -> None:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+        for labels, value in samples:
+            shown = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+            lines.append(f"{name}{{{shown}}} {value:g}" if shown else f"{name} {value:g}")
+
+    metric("traffic_failover_leader", "gauge", "1 while this replica holds the leader Lease.",
+           [({}, float(c.leader))])
+    metric("traffic_failover_probe_round_seconds", "gauge", "Duration of the last probe round.",
+           [({}, c.stats["round_seconds"])])
+    metric("traffic_failover_last_round_timestamp_seconds", "gauge",
+           "When this replica last wrote its observations (Unix time; 0: never).",
+           [({}, time.time() - (time.monotonic() - c.last_round) if c.last_round else 0.0)])
+    metric("traffic_failover_probes_skipped_total", "counter", "Pairs a probe round had no time to probe.",
+           [({}, c.stats["probes_skipped"])])
+    metric("traffic_failover_write_failures_total", "counter", "DNSEndpoint writes that failed.",
+           [({}, c.stats["write_failures"])])
+    metric("traffic_failover_deletions_refused_total", "counter",
+           "Decision passes that refused to delete names missing from an empty or mostly empty Ingress list.",
+           [({}, c.stats["deletions_refused"])])
+    if c.leader:
+        metric("traffic_failover_fail_open_names", "gauge",
+               "Names kept published although every region fails (fail open).", [({}, float(c.fail_open))])
+        metric("traffic_failover_pending_names", "gauge", "Names not decided yet.", [({}, float(c.pending_names))])
+    z = c.zone
+    if z is not None:
+        roles = {**{s: "primary" for s in z.primaries}, **{s: "secondary" for s in z.secondaries}}
+        with z.lock:
+            states = {s: (st.up, st.serial, st.behind_since) for s, st in z.state.items()}
+            current = z.current.serial if z.current is not None else None
+        metric("traffic_failover_nameserver_up", "gauge", "1 if the nameserver answered the zone's SOA at the last "
+               "check.", [({"nameserver": s, "role": roles[s]}, float(up)) for s, (up, _, _) in states.items()])
+        metric("traffic_failover_nameserver_serial", "gauge", "The zone's SOA serial the nameserver answered last.",
+               [({"nameserver": s, "role": roles[s]}, float(serial)) for s, (_, serial, _) in states.items()
+                if serial is not None])
+        if c.leader and current is not None:
+            now = time.time()
+            metric("traffic_failover_zone_serial", "gauge", "The zone's current serial (leader).",
+                   [({}, float(current))])
+            metric("traffic_failover_nameserver_behind_seconds", "gauge",
+                   "Seconds the nameserver has not held the zone's current serial (0: in step).",
+                   [({"nameserver": s, "role": roles[s]}, (now - behind) if behind is not None else 0.0)
+                    for s, (_, _, behind) in states.items()])
+            metric("traffic_failover_zone_updates_total", "counter", "Incremental UPDATEs sent.",
+                   [({}, float(z.stats["updates"]))])
+            metric("traffic_failover_zone_full_syncs_total", "counter", "Full syncs (AXFR and one UPDATE) sent.",
+                   [({}, float(z.stats["full_syncs"]))])
+            metric("traffic_failover_zone_update_failures_total", "counter", "Writes to a nameserver that failed.",
+                   [({}, float(z.stats["update_failures"]))])
+    return "\n".join(lines) + "\n"
+
+
 def respond(controller: Controller, path: str) -> Response:
-    """`/healthz` while the probe loop runs, `/readyz` once the leader decided every known name; else 404."""
+    """`/healthz` while the probe loop runs, `/readyz` once the leader decided every known name (mode
+    self-hosted: and wrote the zone to a nameserver), `/metrics` (Prometheus); else 404."""
+    if path == "/metrics":
+        return 200, metrics(controller).encode(), "text/plain; version=0.0.4"
     if path == "/healthz":
         ok = controller.healthy()
     elif path == "/readyz":
@@ -972,7 +1341,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--delete-after", type=float, default=120.0,
                    help="seconds a name's Ingress must be gone (and three lists in a row) before its record goes")
     p.add_argument("--max-inflight", type=int, default=2048, help="most probe connections open at once")
+    p.add_argument("--dns-mode", choices=("hetzner", "self-hosted"), default="hetzner",
+                   help="hetzner: external-dns writes the DNSEndpoints' records; self-hosted: write the zone here")
+    p.add_argument("--zone-config", default="", help="self-hosted: the zone's JSON (nameserver_docs.zone_config)")
+    p.add_argument("--nameserver", action="append", default=[], help="self-hosted: a primary, host:port (repeatable)")
+    p.add_argument("--secondary", action="append", default=[], help="self-hosted: a secondary to watch (repeatable)")
+    p.add_argument("--tsig-name-file", default="")
+    p.add_argument("--tsig-secret-file", default="")
+    p.add_argument("--dns-timeout", type=float, default=2.0, help="self-hosted: one exchange with a nameserver")
+    p.add_argument("--zone-check-period", type=float, default=5.0)
+    p.add_argument("--snapshot-namespace", default="")
+    p.add_argument("--snapshot-configmap", default="")
     return p.parse_args(argv)
+
+
+def zone_writer(args: argparse.Namespace) -> ZoneWriter | None:
+    if args.dns_mode != "self-hosted":
+        return None
+    if not (args.zone_config and args.nameserver and args.tsig_name_file and args.tsig_secret_file):
+        raise SystemExit("--dns-mode=self-hosted needs --zone-config, --nameserver, --tsig-name-file and "
+                         "--tsig-secret-file")
+    with open(args.zone_config) as f:
+        config = json.load(f)
+    key = wire.TsigKey.from_files(args.tsig_name_file, args.tsig_secret_file)
+    return ZoneWriter(config, args.nameserver, args.secondary, key, args.dns_timeout)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -984,7 +1376,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
         attempts=max(1, args.attempts), failure_threshold=args.failure_threshold,
         success_threshold=args.success_threshold, hold_down=args.hold_down, vantage_points=args.vantage_points,
         decision_period=args.decision_period, lease_duration=args.lease_duration, http_port=args.http_port,
-        https_port=args.https_port, delete_after=args.delete_after, max_inflight=args.max_inflight)
+        https_port=args.https_port, delete_after=args.delete_after, max_inflight=args.max_inflight,
+        snapshot_namespace=args.snapshot_namespace, snapshot_configmap=args.snapshot_configmap,
+        zone_check_period=args.zone_check_period)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -995,12 +1389,14 @@ def main(argv: list[str] | None = None) -> int:
     karmada = Client(args.karmada_server, args.karmada_ca_file, cert_file=args.karmada_cert_file,
                      key_file=args.karmada_key_file, timeout=5.0)
     host = Client(host_server, args.host_ca_file, token_file=args.host_token_file, timeout=5.0)
-    controller = Controller(settings_from(args), karmada, host)
+    controller = Controller(settings_from(args), karmada, host, zone_writer(args))
     serve_health(controller, args.health_port)
     stop = threading.Event()
-    log.info("vantage %s probing every %ss for %s (karmada %s, host %s)", args.vantage, args.period, args.domain,
-             args.karmada_server, host_server)
+    log.info("vantage %s probing every %ss for %s (karmada %s, host %s, dns mode %s)", args.vantage, args.period,
+             args.domain, args.karmada_server, host_server, args.dns_mode)
     threading.Thread(target=controller.decision_loop, args=(stop,), daemon=True).start()
+    if controller.zone is not None:
+        threading.Thread(target=controller.zone_loop, args=(stop,), daemon=True).start()
     controller.probe_loop(stop)
     return 0
 

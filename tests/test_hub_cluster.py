@@ -458,9 +458,30 @@ def test_server_addresses_are_no_karmada_sans_when_there_is_an_api_name(rendered
 
 
 def test_api_record_lists_every_server(rendered_dev) -> None:
-    record = inputs(one(rendered_dev, "hcloud:index/zoneRrset:ZoneRrset"))
-    assert record["name"] == "api.hub" and record["type"] == "A"
-    assert sorted(r["value"] for r in record["records"]) == sorted(server_ips(rendered_dev))
+    """dev runs dns.mode self-hosted and its API name lies in the delegated zone: the fleet's nameservers serve it
+    (a static record of the zone), and nothing at Hetzner (a record below the delegation would be hidden)."""
+    import json
+
+    from components.traffic import nameserver_docs
+    from tests.support.rendered import find
+
+    assert not [inputs(r) for r in rendered_dev.records if r.type == "hcloud:index/zoneRrset:ZoneRrset"
+                and inputs(r)["name"] == "api.hub"]
+    zone = json.loads(find(rendered_dev, "host", "ConfigMap", nameserver_docs.CONFIGMAP)["data"]["zone.json"])
+    (record,) = zone["static"]
+    assert record["name"] == "api.hub.dev.example.com." and record["type"] == "A"
+    assert record["values"] == sorted(server_ips(rendered_dev))
+
+
+def test_where_the_api_record_lives_in_each_dns_mode() -> None:
+    from components.config import DnsConfig
+
+    hetzner = DnsConfig(domain="dev.example.com", txt_owner_id="x")
+    assert hetzner.hetzner_record("api.hub.dev.example.com") == ("dev.example.com", "api.hub")
+    assert hetzner.hetzner_record("api.example.org") is None
+    own = DnsConfig(mode="self-hosted", domain="dev.example.com", self_hosted={"parent_zone": "example.com"})
+    assert own.hetzner_record("api.hub.dev.example.com") is None, "below the delegation: the zone serves it"
+    assert own.hetzner_record("api-hub.example.com") == ("example.com", "api-hub")
 
 
 def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:

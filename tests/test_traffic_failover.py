@@ -165,7 +165,8 @@ def test_rendered_objects_validate_and_fit_together(rendered_dev: Any) -> None:
         assert cm["metadata"]["labels"][tf.REGION_LABEL] == region and tf.REGION_IP_KEY in cm["data"]
 
 
-def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered_dev: Any) -> None:
+def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered_dev: Any,
+                                                                      rendered_dev_hetzner: Any) -> None:
     """The container's runtime contract, read from the agent itself: argparse accepts every rendered flag with
     the rendered value, `$(VAR)` references resolve from the container env, every file a flag names is under a
     mounted volume, the health port is the container port, and the probe paths are the ones it serves."""
@@ -183,12 +184,15 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["volumes"]}
     for path in (args.karmada_ca_file, args.karmada_cert_file, args.karmada_key_file, args.host_ca_file,
-                 args.host_token_file):
+                 args.host_token_file, args.zone_config, args.tsig_name_file, args.tsig_secret_file):
         directory, filename = path.rsplit("/", 1)
         volume = volumes[mounts[directory]]
         if "secret" in volume:
             secret = find(rendered_dev, "host", "Secret", volume["secret"]["secretName"])
             assert filename in secret["data"], path
+        elif "configMap" in volume:
+            configmap = find(rendered_dev, "host", "ConfigMap", volume["configMap"]["name"])
+            assert filename in configmap["data"], path
         else:
             provided = {s.get("serviceAccountToken", {}).get("path") for s in volume["projected"]["sources"]}
             provided |= {i["path"] for s in volume["projected"]["sources"] for i in s.get("configMap", {})
@@ -199,7 +203,9 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert args.namespace == failover_docs.NAMESPACE and args.domain == DOMAIN
-    assert args.exclude == [f"lb.{DOMAIN}"] and args.ttl == 60 and args.vantage_points == 3
+    assert args.exclude == [f"lb.{DOMAIN}"] and args.ttl == 15 and args.vantage_points == 3
+    # dev runs dns.mode self-hosted: the controller writes the zone to every hub server's private address
+    assert args.dns_mode == "self-hosted" and args.nameserver == ["10.0.1.11:53", "10.0.1.12:53", "10.0.1.13:53"]
     assert (args.http_port, args.https_port) == (80, 443)
     assert {s["listen_port"] for s in traffic_docs.regional_lb_services(
         load_stack().regions["eu-fsn"], load_stack().members[0].ingress)} == {args.http_port, args.https_port}
@@ -207,7 +213,7 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
     # the constants the agent and the documents share
     assert (tf.REGION_LABEL, tf.REGION_IP_KEY, tf.MANAGED_BY) == (
         failover_docs.REGION_LABEL, failover_docs.REGION_IP_KEY, failover_docs.MANAGED_BY)
-    ext = find(rendered_dev, "host", "Deployment", traffic_docs.EXTERNAL_DNS_NAME)
+    ext = find(rendered_dev_hetzner, "host", "Deployment", traffic_docs.EXTERNAL_DNS_NAME)
     ext_args = ext["spec"]["template"]["spec"]["containers"][0]["args"]
     assert f"--label-filter={tf.MANAGED_BY_LABEL}={tf.MANAGED_BY}" in ext_args
     assert f"--namespace={args.namespace}" in ext_args
@@ -323,11 +329,14 @@ def test_leader_failover_and_a_removed_name(world: World) -> None:
     assert wait_for(lambda: _authoritative(world, HOST) == (), 2)
 
 
-def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_dev: Any, tmp_path: Path) -> None:
+def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_dev_hetzner: Any,
+                                                        tmp_path: Path) -> None:
     """The script as the pod runs it (the rendered command, `python3 -u <script>`, from the rendered ConfigMap
     mounted as the kubelet does, with the rendered args), three processes, files and servers pointed at the
     fakes and `$(VAR)`s expanded as the kubelet would: it publishes, /readyz turns 200, and every call it makes
-    is one the rendered RBAC allows — and every verb the RBAC grants is used."""
+    is one the rendered RBAC allows — and every verb the RBAC grants is used. dns.mode hetzner (external-dns
+    writes the records, here the stand-in); mode self-hosted runs as rendered in tests/integration/test_dns_lab.py."""
+    rendered_dev = rendered_dev_hetzner
     deploy = find(rendered_dev, "host", "Deployment", failover_docs.NAME)
     pod = deploy["spec"]["template"]["spec"]
     container = pod["containers"][0]
@@ -688,3 +697,27 @@ def test_a_member_change_updates_the_region_configmap_in_place() -> None:
     assert changed, "the members are still recorded"
     replaced = {p: replace_reason("kubernetes:core/v1:ConfigMap", p, after, {}) for p in changed}
     assert not any(replaced.values()), replaced
+
+
+def test_the_alerts_read_metrics_the_controller_exports() -> None:
+    """Every traffic_failover_* series an alert names is in the controller's /metrics (leader, self-hosted)."""
+    import re
+
+    from agents import _dnswire
+    from components.operations import alerts
+
+    zone = tf.ZoneWriter({"zone": DOMAIN, "soa": {"mname": "ns0.example.com.", "rname": "h.example.com.",
+                                                  "refresh": 1, "retry": 1, "expire": 1, "minimum": 1, "ttl": 1},
+                          "ns": ["ns0.example.com."], "nsTtl": 60, "recordTtl": 15},
+                         ["192.0.2.1:53"], ["192.0.2.9:53"], _dnswire.TsigKey("k.", b"x" * 32), 0.1)
+    zone.current = zone.soa(7)
+    c = _controller(MemoryApi(), MemoryApi(), zone=zone)  # type: ignore[call-arg]
+    c.zone = zone
+    c.leader = True
+    text = tf.metrics(c)
+    exported = {line.split("{")[0].split()[0] for line in text.splitlines() if line and not line.startswith("#")}
+    thresholds = alerts.Thresholds(3, 2, None, "37 3 * * 0", dns_mode="self-hosted")
+    wanted = {m for _, group in alerts.alert_groups(thresholds) for a in group
+              for m in re.findall(r"traffic_failover_[a-z_]+", a.expr)}
+    assert wanted and wanted <= exported, wanted - exported
+    assert 'traffic_failover_nameserver_up{nameserver="192.0.2.9:53",role="secondary"} 0' in text

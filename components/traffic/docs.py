@@ -182,7 +182,7 @@ def region_record(region: str, dns: DnsConfig, lb_ipv4: str) -> dict[str, Any]:
         "zone": dns.domain,
         "name": f"{region}.{REGION_RECORD_LABEL}",
         "type": "A",
-        "ttl": dns.ttl,
+        "ttl": dns.record_ttl,
         "records": [{"value": lb_ipv4}],
     }
 
@@ -223,7 +223,7 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
         f"--interval={dns.interval_seconds}s",
         "--events",
         f"--min-event-sync-interval={MIN_EVENT_SYNC_SECONDS}s",
-        f"--min-ttl={dns.ttl}s",
+        f"--min-ttl={dns.record_ttl}s",
         f"--metrics-address=:{EXTERNAL_DNS_METRICS_PORT}",
         "--log-format=json",
     ]
