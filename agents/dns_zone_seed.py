@@ -107,7 +107,7 @@ def seed(args: argparse.Namespace) -> int:
     if snapshot.is_file():
         text = snapshot.read_text()
         serial = zone_serial(text)
-        if serial is not None and zone_serial(text) is not None:
+        if serial is not None:
             candidates["1-snapshot"] = (serial, text)
     key = TsigKey.from_files(args.tsig_name_file, args.tsig_secret_file)
     soa_ttl = int(config["soa"]["ttl"])
@@ -131,7 +131,7 @@ def seed(args: argparse.Namespace) -> int:
         journal = storage / "journal"
         if journal.exists():
             shutil.rmtree(journal)
-        log.info("%s: serial %d from %s (had %s)", zone, serial, source.split("-", 1)[1],
+        log.info("%s: serial %d from %s (had %s)", zone, serial, source.partition("-")[2] or source,
                  candidates.get("0-local", (None,))[0])
     else:
         log.info("%s: keeping this server's own copy, serial %d", zone, serial)

@@ -49,14 +49,10 @@ def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def _setns(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if _libc.setns(fd, CLONE_NEWNET) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"setns({path}): {os.strerror(err)}")
-    finally:
-        os.close(fd)
+def _setns_fd(fd: int, what: str) -> None:
+    if _libc.setns(fd, CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"setns({what}): {os.strerror(err)}")
 
 
 @dataclass
@@ -132,11 +128,17 @@ class Lab:
     @contextlib.contextmanager
     def inside(self, node: str) -> Iterator[None]:
         """Run the block in `node`'s network namespace (this thread only); sockets it opens stay there."""
-        _setns(f"/var/run/netns/{self.nodes[node].netns}")
+        here = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        target = os.open(f"/var/run/netns/{self.nodes[node].netns}", os.O_RDONLY)
         try:
-            yield
+            _setns_fd(target, node)
+            try:
+                yield
+            finally:
+                _setns_fd(here, "the test's own namespace")
         finally:
-            _setns("/proc/1/ns/net")
+            os.close(target)
+            os.close(here)
 
     def blackhole(self, node: str, address: str) -> None:
         """`node` no longer reaches `address` (packets dropped silently, as on a dead path)."""
@@ -344,3 +346,127 @@ class UnboundResolver:
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
+
+
+# ------------------------------------------------------------------------------------------- regions
+
+
+class RegionServer:
+    """One region's "load balancer" for the probes: HTTP on (`address`, `port`) inside a lab node, 200 for the
+    hosts it serves and 404 otherwise. `kill()` closes it (connections refused), `revive()` brings it back."""
+
+    def __init__(self, lab: Lab, node: str, address: str, hosts: Sequence[str], port: int = 80) -> None:
+        self.lab, self.node, self.address, self.port = lab, node, address, port
+        self.hosts = set(hosts)
+        self.httpd: Any = None
+        self.thread: Any = None
+        self.revive()
+
+    def revive(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        if self.httpd is not None:
+            return
+        region = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def do_GET(self) -> None:
+                ok = (self.headers.get("Host") or "").split(":")[0] in region.hosts
+                body = b"ok\n" if ok else b"default backend - 404\n"
+                self.send_response(200 if ok else 404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        with self.lab.inside(self.node):
+            self.httpd = ThreadingHTTPServer((self.address, self.port), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def kill(self) -> None:
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.thread.join(timeout=5)
+            self.httpd = None
+
+
+# -------------------------------------------------------------------------------------- nameservers
+
+
+@dataclass
+class Nameservers:
+    """Primaries (each in its node, started by an init step such as the seed agent) and an optional secondary:
+    what `start_nameservers` returns. `addresses` maps every server's name to its address."""
+
+    primaries: dict[str, KnotServer]
+    secondaries: dict[str, KnotServer]
+
+    @property
+    def all(self) -> dict[str, KnotServer]:
+        return {**self.primaries, **self.secondaries}
+
+    def serials(self, zone: str) -> dict[str, int | None]:
+        return {name: server.serial(zone) for name, server in self.all.items()}
+
+    def answers(self, name: str) -> dict[str, Answer | None]:
+        return {n: query(s.lab, s.node, s.address, name, port=s.port) for n, s in self.all.items()}
+
+    def close(self) -> None:
+        for server in self.all.values():
+            server.stop()
+
+
+def lab_root(prefix: str = "karmada-dnslab-") -> Path:
+    """A working directory knotd can still reach after it dropped to its own user (pytest's tmp_path is 0700)."""
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    root.chmod(0o755)
+    return root
+
+
+def chown_tree(path: Path, user: str) -> None:
+    import grp
+    import pwd
+
+    uid, gid = pwd.getpwnam(user).pw_uid, grp.getgrnam(user).gr_gid
+    for directory, dirs, files in os.walk(path):
+        os.chown(directory, uid, gid)
+        for name in (*dirs, *files):
+            os.chown(os.path.join(directory, name), uid, gid)
+
+
+def start_nameservers(lab: Lab, zone: str, primaries: dict[str, tuple[str | None, str, Sequence[str], str]],
+                      secondaries: dict[str, tuple[str | None, str, str]], workdir: Path) -> Nameservers:
+    """Start `primaries` (name -> (node, address, init command, config text or "" when the init step writes it))
+    and then `secondaries` (name -> (node, address, config text)), and wait until each serves `zone`.
+    `workdir/<name>` holds each server's files; the caller renders the configurations (the program's
+    `nameserver_docs.knot_conf` / `secondary_knot_conf` with the lab's paths and addresses)."""
+    servers = Nameservers({}, {})
+    try:
+        for name, (node, address, init, config) in primaries.items():
+            server = KnotServer(lab, node, workdir / name, config, address, init=list(init) or None)
+            if init:
+                server.conf = workdir / name / "run" / "knot.conf"
+            servers.primaries[name] = server
+            server.start()
+        for server in servers.primaries.values():
+            server.wait_serving(zone)
+        for name, (node, address, config) in secondaries.items():
+            server = KnotServer(lab, node, workdir / name, config, address)
+            servers.secondaries[name] = server
+            server.start()
+        for server in servers.secondaries.values():
+            server.wait_serving(zone)
+    except BaseException:
+        servers.close()
+        raise
+    return servers
