@@ -215,7 +215,8 @@ class Prober:
         keys = {job[0] for job in pending}
         started: set[str] = set()
         selector = selectors.DefaultSelector()
-        live: dict[socket.socket, _Attempt] = {}
+        live: dict[int, _Attempt] = {}
+        """id(attempt) -> attempt: an attempt's socket changes when TLS wraps it."""
         self.peak_inflight = 0
         try:
             while pending or live:
@@ -231,7 +232,7 @@ class Prober:
                     if error is not None:
                         errors.setdefault(key, error)
                     else:
-                        live[attempt.sock] = attempt  # type: ignore[index]
+                        live[id(attempt)] = attempt
                 self.peak_inflight = max(self.peak_inflight, len(live))
                 if not live:
                     continue
@@ -336,11 +337,11 @@ class Prober:
             return f"{err.__class__.__name__}"
 
     @staticmethod
-    def _finish(attempt: _Attempt, selector: selectors.BaseSelector, live: dict[socket.socket, _Attempt]) -> None:
+    def _finish(attempt: _Attempt, selector: selectors.BaseSelector, live: dict[int, _Attempt]) -> None:
+        live.pop(id(attempt), None)
         sock = attempt.sock
         if sock is None:
             return
-        live.pop(sock, None)
         with contextlib.suppress(KeyError, ValueError):
             selector.unregister(sock)
         sock.close()
@@ -754,7 +755,7 @@ class Settings:
     """A name whose Ingress is gone keeps its record until it was missing from ABSENT_LISTS_BEFORE_DELETE
     successful lists in a row *and* for this many seconds (a few TTLs: an Ingress replaced by Helm or Pulumi
     comes back long before)."""
-    max_inflight: int = 2048
+    max_inflight: int = 4096
     """Most probe connections open at once (Prober); bounded again by the open-files limit."""
     snapshot_namespace: str = ""
     snapshot_configmap: str = ""
@@ -1340,7 +1341,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--health-port", type=int, default=8080)
     p.add_argument("--delete-after", type=float, default=120.0,
                    help="seconds a name's Ingress must be gone (and three lists in a row) before its record goes")
-    p.add_argument("--max-inflight", type=int, default=2048, help="most probe connections open at once")
+    p.add_argument("--max-inflight", type=int, default=4096, help="most probe connections open at once")
     p.add_argument("--dns-mode", choices=("hetzner", "self-hosted"), default="hetzner",
                    help="hetzner: external-dns writes the DNSEndpoints' records; self-hosted: write the zone here")
     p.add_argument("--zone-config", default="", help="self-hosted: the zone's JSON (nameserver_docs.zone_config)")

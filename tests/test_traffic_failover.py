@@ -721,3 +721,76 @@ def test_the_alerts_read_metrics_the_controller_exports() -> None:
               for m in re.findall(r"traffic_failover_[a-z_]+", a.expr)}
     assert wanted and wanted <= exported, wanted - exported
     assert 'traffic_failover_nameserver_up{nameserver="192.0.2.9:53",role="secondary"} 0' in text
+
+
+def test_a_tls_round_ends_within_its_timeout() -> None:
+    """TLS names: the socket an attempt is wrapped into must replace the plain one in the round's bookkeeping,
+    or a round against a black hole never ends (found by bench/failover_probe.py --tls)."""
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)  # accepts (the kernel), never answers the ClientHello
+    tls = [tf.Target(f"t{i}.{DOMAIN}", tls=True) for i in range(5)]
+    karmada = MemoryApi({tf.INGRESSES_PATH: {"items": [
+        {"metadata": {"namespace": "t", "name": t.host}, "spec": {"tls": [{"hosts": [t.host]}],
+                                                                 "rules": [{"host": t.host}]}} for t in tls]}})
+    host = MemoryApi({CONFIGMAPS: {"items": [failover_docs.region_configmap("eu-fsn", "127.0.0.1", [])]}})
+    port = hole.getsockname()[1]
+    c = _controller(host, karmada, timeout=0.5, period=2.0, attempts=2, http_port=port, https_port=port)
+    c.refresh_inputs()
+    assert all(t.tls for t in c.targets.values())
+    rounds = threading.Thread(target=c.probe_all, daemon=True)
+    try:
+        rounds.start()
+        rounds.join(timeout=10)
+        assert not rounds.is_alive(), "a TLS round against a black hole never ended"
+    finally:
+        hole.close()
+    assert all(c.counters[tf.obs_key(t.host, "eu-fsn")].failures == 1 for t in tls)
+
+
+def test_a_tls_name_is_probed_through_tls_with_its_sni(tmp_path: Path) -> None:
+    """The non-blocking TLS path end to end: handshake with SNI = the name, then the request over TLS."""
+    import ssl
+
+    from tests.support.loopback import tls_material
+
+    pki = tls_material(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki["server.crt"], pki["server.key"])
+    seen: list[str | None] = []
+    context.sni_callback = lambda sock, name, ctx: seen.append(name)  # type: ignore[assignment]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                continue
+            try:
+                with context.wrap_socket(raw, server_side=True) as conn:
+                    request = conn.recv(4096)
+                    host = next((line.split(b":", 1)[1].strip() for line in request.split(b"\r\n")
+                                 if line.lower().startswith(b"host:")), b"")
+                    status = b"200 OK" if host == HOST.encode() else b"404 Not Found"
+                    conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\n\r\n")
+            except (OSError, ssl.SSLError):
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        prober = tf.Prober(timeout=2.0, attempts=2, max_inflight=16)
+        port = listener.getsockname()[1]
+        results = prober.run([("ok", "127.0.0.1", port, tf.Target(HOST, tls=True)),
+                              ("other", "127.0.0.1", port, tf.Target(OTHER, tls=True))])
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+    assert results == {"ok": None, "other": "HTTP 404"}
+    assert HOST in seen and OTHER in seen
