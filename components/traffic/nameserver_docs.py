@@ -229,7 +229,7 @@ def knot_conf(dns: DnsConfig, writer_networks: Sequence[str], *, listen: str = "
 
 def secondary_knot_conf(dns: DnsConfig, primaries: Sequence[str], listen: Sequence[str], *, storage: str,
                         run_dir: str, key_file: str, user: str | None = "knot:knot") -> str:
-    """knot.conf of an operator-run secondary (docs/runbooks/self-hosted-dns.md prints it with `hubctl`): it
+    """knot.conf of an operator-run secondary (docs/runbooks/self-hosted-dns.md renders it from the stack): it
     transfers the zone from every hub server (`primaries`: `address@port`), accepts NOTIFY from them, keeps
     serving its last copy for SOA EXPIRE (14 days) when it can reach none, and refuses every UPDATE."""
     sh = dns.self_hosted
