@@ -164,6 +164,17 @@ def test_firewall_never_opens_ssh_or_api_to_the_world(rendered_dev) -> None:
     assert opened == {22, 6443, 32443}, "SSH and both APIs must be reachable from the admin CIDRs"
 
 
+def test_firewall_opens_dns_only_in_mode_self_hosted(rendered_dev, rendered_dev_hetzner) -> None:
+    """dns.mode self-hosted: resolvers everywhere reach the hub servers' nameservers on UDP and TCP 53 (DNS over
+    TCP is required, RFC 7766); mode hetzner opens nothing for DNS."""
+    fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
+    dns = [r for r in fw["rules"] if r.get("port") == "53"]
+    assert sorted(r["protocol"] for r in dns) == ["tcp", "udp"]
+    assert all(r["direction"] == "in" and set(r["sourceIps"]) == WORLD for r in dns)
+    hetzner = inputs(one(rendered_dev_hetzner, "hcloud:index/firewall:Firewall"))
+    assert not [r for r in hetzner["rules"] if r.get("port") == "53"]
+
+
 def test_firewall_karmada_api_from_api_and_member_cidrs(rendered_dev, dev_config) -> None:
     from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, karmada_api_cidrs
 

@@ -183,3 +183,20 @@ def test_no_two_prod_stacks_claim_the_same_hetzner_name(prod_plans: dict[str, Pl
                 continue
             owners.setdefault(key, []).append(stack)
     assert owners and not {k: v for k, v in owners.items() if len(v) > 1}
+
+
+def test_the_delegation_waits_for_the_controller_and_the_nameservers(rendered_dev: Plan) -> None:
+    """dns.mode self-hosted: the parent zone's NS records (the delegation itself) are created after the failover
+    controller's Deployment (ready = every known name decided and on a nameserver) and the Knot DaemonSet, so a
+    resolver never meets nameservers that do not hold the names yet; the address records need nothing."""
+    urn = {(r.type, r.name): r.urn for r in rendered_dev.records}
+    deployment = next(u for (t, n), u in urn.items() if t == "kubernetes:apps/v1:Deployment"
+                      and n.endswith(f"-{failover_docs.NAME}"))
+    daemonset = next(u for (t, n), u in urn.items() if t == "kubernetes:apps/v1:DaemonSet")
+    rrsets = [r for r in rendered_dev.records if r.type == "hcloud:index/zoneRrset:ZoneRrset"]
+    (ns,) = [r for r in rrsets if unwrap(r.inputs)["type"] == "NS"]
+    assert {deployment, daemonset} <= set(ns.dependencies)
+    assert unwrap(ns.inputs)["labels"] == {nameserver_docs.DELEGATION_LABEL: "delegation"}
+    for record in rrsets:
+        if record is not ns:
+            assert deployment not in record.dependencies
