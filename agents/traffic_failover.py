@@ -27,7 +27,12 @@ fresh (their resourceVersion changed within three periods, measured on the leade
 - a name never loses its last region (fail open): if every region of a name is down, or if no majority can be
   formed, the last published set stays, so a hub-side network problem cannot blank the zone;
 - the decision is written as one DNSEndpoint per name in `--namespace` (externaldns.k8s.io/v1alpha1, never
-  with an empty target list); external-dns, with `--source=crd` alone, is the only writer of the records.
+  with an empty target list). With `--dns-mode=hetzner` external-dns (`--source=crd` alone) turns them into the
+  records. With `--dns-mode=self-hosted` the leader first writes the zone itself (`ZoneWriter`): the same RFC 2136
+  UPDATE, signed with TSIG (`_dnswire`), to every `--nameserver` at once, with one SOA serial it chooses, so every
+  hub nameserver holds the same (serial, content); a server that missed a write is brought up to date by a full
+  sync (AXFR, then the whole difference). Every replica also asks every nameserver (and `--secondary`) for its
+  serial (metrics), and the leader keeps the zone in a snapshot ConfigMap for nameservers that start from nothing.
   A name whose Ingress is gone loses its DNSEndpoint only after it was missing from three successful lists in
   a row and for `--delete-after` seconds; never while karmada-apiserver cannot be read, never after an empty
   list, never more than half of the names at once. A write that fails for one name does not stop the others.

@@ -200,3 +200,15 @@ def test_the_delegation_waits_for_the_controller_and_the_nameservers(rendered_de
     for record in rrsets:
         if record is not ns:
             assert deployment not in record.dependencies
+
+
+def test_dns_mode_hetzner_still_plans_and_passes_policy(rendered_dev_hetzner: Plan) -> None:
+    """No example stack runs dns.mode hetzner any more; its path stays: dev switched to it renders external-dns,
+    no nameservers, a 60 s TTL, and passes the policy pack."""
+    files = render_files(rendered_dev_hetzner)
+    assert not check_plan(json.loads(files["plan.json"]))
+    deployments = _deployments(rendered_dev_hetzner, "host")
+    assert traffic.EXTERNAL_DNS_NAME in deployments
+    assert not [o for t, o in objects(rendered_dev_hetzner) if o["kind"] == "DaemonSet"]
+    args = deployments[failover_docs.NAME]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--ttl=60" in args and not [a for a in args if a.startswith(("--dns-mode=self", "--nameserver"))]

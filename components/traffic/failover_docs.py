@@ -1,8 +1,9 @@
 """Traffic failover controller documents: health-checked DNS for the fleet's names, on the hub.
 
 The controller (`agents/traffic_failover.py`) probes every region's load balancer for every published name from
-each hub server and writes one DNSEndpoint per name; external-dns (`--source=crd` alone) turns them into the
-records (docs/traffic-failover.md §4). Two API servers are involved:
+each hub server and writes one DNSEndpoint per name; in dns.mode hetzner external-dns (`--source=crd` alone) turns
+them into the records, in dns.mode self-hosted the controller writes the zone to the hub's own nameservers itself
+(nameserver_docs.py; docs/traffic-failover.md §4, §5). Two API servers are involved:
 
 - host (the hub's k3s), namespace `external-dns`: the Deployment (one replica per hub server), its ConfigMap
   (the script), its karmada client certificate Secret, PDB, ServiceAccount, and a Role for exactly what it

@@ -370,8 +370,8 @@ def daemonset(dns: DnsConfig, seed_source: str, config_text: str) -> dict[str, A
     # root, to write the server's state directory and hand it to knotd's user; nothing else
     seed["securityContext"] = {**container_security_context(), "runAsNonRoot": False, "runAsUser": 0,
                                "runAsGroup": 0, "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "DAC_OVERRIDE"]}}
-    probe_cmd = (f"kdig @$POD_IP -p 53 +tcp +norecurse +timeout=2 +tries=1 {zone} SOA | "
-                 "grep -q 'status: NOERROR' && kdig @$POD_IP -p 53 +tcp +norecurse +timeout=2 +tries=1 "
+    probe_cmd = (f"kdig @$POD_IP -p 53 +tcp +norecurse +time=2 +retry=0 {zone} SOA | "
+                 "grep -q 'status: NOERROR' && kdig @$POD_IP -p 53 +tcp +norecurse +time=2 +retry=0 "
                  f"{zone} SOA | grep -qi 'flags: qr aa'")
     knot = {
         "name": NAME,

@@ -69,7 +69,8 @@ TIMING = {"--period": "1", "--timeout": "0.5", "--hold-down": "6", "--success-th
 
 
 def _need_lab() -> None:
-    for tool, package in (("ip", "iproute2"), ("knotd", "knot"), ("unbound", "unbound")):
+    for tool, package in (("ip", "iproute2"), ("knotd", "knot"), ("kdig", "knot-dnsutils"),
+                          ("unbound", "unbound")):
         require_tool(tool, f"Debian package {package}")
     if os.geteuid() != 0:
         if tools_required():
@@ -297,6 +298,13 @@ def test_1_every_nameserver_serves_the_names_with_one_serial(world: World) -> No
     assert rrset[0].minimum == zone["soa"]["minimum"] == rrset.ttl == 15, "negative caching bounded by the SOA"
     recursive = dnslab.wait_until(world.recursive, 10)
     assert recursive is not None and recursive.addresses == BOTH and recursive.ttl <= 15
+    # the DaemonSet's rendered readiness probe (kdig in the knot image) passes against a serving knotd, and fails
+    # where nothing serves the zone
+    probe = find(world.rendered, "host", "DaemonSet", nameserver_docs.NAME)["spec"]["template"]["spec"][
+        "containers"][0]["readinessProbe"]["exec"]["command"]
+    ready = world.lab.exec("ns1", "env", f"POD_IP={PRIMARIES['ns1']}", *probe, check=False)
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+    assert world.lab.exec(CLIENT, "env", f"POD_IP={CLIENT_IP}", *probe, check=False).returncode != 0
     # the region drill records and the hub API name are in the zone too
     drill = dnslab.query(world.lab, "ns0", PRIMARIES["ns0"], f"eu-fsn.lb.{ZONE}")
     assert drill is not None and drill.addresses == (REGIONS["eu-fsn"],)
