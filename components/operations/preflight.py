@@ -138,7 +138,7 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if config.dns is None:
         return
     if hub_dns is None:
-        raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+        raise fail("dns", f"{hub_stack} has no dns section (it writes no failover names); add it there first")
     # A hub from before the failover controller promises no `failover` values: a region stack may then go first
     # (it only publishes its LB address for the controller), which is the safe migration order
     # (docs/runbooks/failover-drill.md).
@@ -153,7 +153,7 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
         hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
             hub_dns.get(key))
         if hub_value != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack} uses {hub_value}; the "
                        f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
 
 

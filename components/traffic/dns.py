@@ -34,7 +34,7 @@ import pulumi_random as random
 from components.config import FleetConfig
 from components.hetzner.cloud_init import POD_CIDR
 from components.hetzner.hub_cluster import private_ip
-from components.kube import agent_script, tls
+from components.kube import agent_script, rollouts, tls
 from components.kube.objects import apply, apply_rendered, with_secret_checksum
 from components.traffic import dnsendpoint_crd, docs
 from components.traffic import failover_docs as failover
@@ -166,8 +166,16 @@ class FleetDns(pulumi.ComponentResource):
         seed = apply("host", ns.seed_configmap(seed_source), in_ns)
         rbac = [apply("host", o, in_ns) for o in ns.snapshot_rbac(failover.NAMESPACE, failover.NAME)]
         config_text = ips.apply(lambda public: json.dumps(render(*public)[1]["data"], sort_keys=True))
+        # the pods mount knot-tsig: its checksum rolls them when a key changes (kube.rollouts)
+        tsig_digest = pulumi.Output.unsecret(pulumi.Output.all(*secrets).apply(
+            lambda keys: rollouts.checksum_of([ns.tsig_secret(*keys)])))
+
+        def daemonset_doc(text: str, digest: str) -> dict:
+            doc = ns.daemonset(dns, seed_source, text)
+            return rollouts.annotated(doc, rollouts.require_exact(doc, [ns.TSIG_SECRET]), digest)
+
         daemonset = apply_rendered(
-            "host", lambda text: ns.daemonset(dns, seed_source, text), [config_text],
+            "host", daemonset_doc, [config_text, tsig_digest],
             pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[tsig, configmap, seed])))
         zone = ips.apply(lambda public: json.dumps(render(*public)[0], sort_keys=True, indent=1))
         return [namespace, tsig, configmap, seed, *rbac, daemonset], zone
