@@ -115,8 +115,7 @@ def stack(members: int) -> dict[str, Any]:
         },
         "karmada-hub:members": member_docs,
         "karmada-hub:tenants": _tenants(dev, names),
-        "karmada-hub:dns": {**dev["karmada-hub:dns"], "domain": "fleet.example.com",
-                            "txtOwnerId": f"karmada-hub-fleet{members}"},
+        "karmada-hub:dns": {**dev["karmada-hub:dns"], "domain": "fleet.example.com"},
         "karmada-hub:failover": failover,
     }
     for key in SECRETS:

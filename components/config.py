@@ -1217,6 +1217,14 @@ zone's default TTL as "Must be in between 60s and 2147483647s" (docs.hetzner.clo
 DNS_MAX_TTL = 60
 """Clients may keep a dead region's address this long: the traffic clock counts it in full (the policy pack's
 `dns-short-ttl` rule holds every TTL to the same bound). With Hetzner's minimum that leaves exactly 60."""
+SELF_HOSTED_MIN_TTL = 5
+"""The fleet's own nameservers take any TTL; below 5 s resolvers' query rate grows for little gain (a lookup
+through a resolver that meets a dead nameserver takes up to 1.6 s: shared/reference/self-hosted-dns.md §3.1)."""
+DNS_TTL_DEFAULTS = {"hetzner": HETZNER_DNS_MIN_TTL, "self-hosted": 15}
+"""15 s in self-hosted mode: the traffic clock's largest term then leaves room for detection within 30 s
+(docs/traffic-failover.md §4.3)."""
+DnsMode = Literal["hetzner", "self-hosted"]
+DOMAIN_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$"
 
 
 class DnsFailoverConfig(Model):
@@ -1225,8 +1233,9 @@ class DnsFailoverConfig(Model):
     A region leaves a name's record when a majority of the vantage points saw `failureThreshold` failed rounds
     in a row, and comes back after `successThreshold` good rounds and `holdDownSeconds` since it left."""
 
-    probe_period_seconds: int = Field(default=5, ge=2, le=60)
-    """One probe round per vantage point every this many seconds."""
+    probe_period_seconds: int = Field(default=3, ge=2, le=60)
+    """One probe round per vantage point every this many seconds (every name and region at once, so a round
+    lasts about one probeTimeoutSeconds whatever the fleet's size)."""
     probe_timeout_seconds: int = Field(default=2, ge=1, le=10)
     """Connect + TLS + first response line of one attempt (Route 53 allows 4 + 2)."""
     probe_attempts: int = Field(default=2, ge=1, le=4)
@@ -1254,44 +1263,144 @@ class DnsFailoverConfig(Model):
         return self
 
 
+class DnsSecondaryConfig(Model):
+    """A nameserver the operator runs for the zone outside the hub (one per member region, say): a Knot secondary
+    that transfers the zone from the hub's nameservers (docs/runbooks/self-hosted-dns.md renders its config)."""
+
+    name: DnsLabel
+    """Its part of the NS name: `ns-<name>-<label>.<parentZone>`."""
+    ipv4: str
+    """Its public IPv4 address: the delegation names it, the hub's nameservers notify it and let it transfer."""
+
+    @field_validator("ipv4")
+    @classmethod
+    def _public(cls, v: str) -> str:
+        try:
+            ip = ipaddress.IPv4Address(v)
+        except ValueError:
+            raise _fail("secondary", "'{v}' is not an IPv4 address", v=v[:60]) from None
+        if any(ip in net for net in _NOT_PUBLIC if net.version == 4) and not ip.is_global:
+            raise _fail("secondary", "{v} is not a public address; resolvers on the internet must reach it", v=v)
+        return v
+
+
+class SelfHostedDnsConfig(Model):
+    """The fleet's own authoritative nameservers for `dns.domain` (Knot, on the hub servers), delegated from a
+    zone at Hetzner: docs/traffic-failover.md §5."""
+
+    parent_zone: str = Field(pattern=DOMAIN_PATTERN)
+    """The Hetzner DNS zone that delegates dns.domain: this stack owns the NS records and the nameservers' address
+    records there (with dns.tokenConfigKey)."""
+    delegation_ttl: int = Field(default=3600, ge=60, le=86400)
+    """TTL of the delegation (NS) and of the nameservers' address records in the parent zone: long, so a Hetzner
+    DNS outage does not stop resolvers that already know the delegation. Lower it a day before moving the
+    nameservers or the mode (docs/runbooks/self-hosted-dns.md)."""
+    negative_ttl: int = Field(default=15, ge=5, le=300)
+    """How long resolvers cache "no such name" for the zone (the SOA MINIMUM and SOA TTL, RFC 2308): a name
+    published just after someone asked for it is seen this much later."""
+    rate_limit: int = Field(default=200, ge=10, le=100000)
+    """Responses per second to one client network before Knot's response rate limiting (mod-rrl) slips or drops
+    answers: the nameservers run on the control-plane servers and must not become a reflector."""
+    hostmaster: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    """The SOA RNAME (a mailbox, first dot = @); default `hostmaster.<parentZone>`."""
+    secondaries: list[DnsSecondaryConfig] = []
+    """Nameservers outside the hub that serve the zone from transfers: they answer when every hub server is lost
+    (empty: the three hub servers answer alone)."""
+
+
 class DnsConfig(Model):
-    domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
-    """DNS zone external-dns manages in Hetzner DNS (regional and fleet names are under it)."""
-    ttl: int = Field(default=HETZNER_DNS_MIN_TTL, json_schema_extra={"minimum": HETZNER_DNS_MIN_TTL,
-                                                                     "maximum": DNS_MAX_TTL})
-    """TTL of the failover records, in seconds (Hetzner Cloud DNS accepts nothing shorter than 60; at most 60 so
-    clients follow a failover quickly)."""
+    mode: DnsMode = "hetzner"
+    """Who answers for the fleet's names: `hetzner` (external-dns writes them into Hetzner DNS; TTL at least 60)
+    or `self-hosted` (the hub servers' own nameservers answer for a zone delegated from Hetzner; TTL from 5)."""
+    domain: str = Field(pattern=DOMAIN_PATTERN)
+    """The zone the fleet's names live in: the Hetzner zone external-dns manages (mode hetzner), or the zone the
+    fleet's nameservers serve, delegated from selfHosted.parentZone (mode self-hosted)."""
+    ttl: int | None = Field(default=None, json_schema_extra={"minimum": SELF_HOSTED_MIN_TTL, "maximum": DNS_MAX_TTL})
+    """TTL of the failover records, in seconds: 60 in mode hetzner (Hetzner accepts nothing shorter), 5 to 60 in
+    mode self-hosted (default 15)."""
     txt_owner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][-a-z0-9]*$")
-    """external-dns ownership id, unique to the fleet. Only the stack that runs external-dns (role
+    """external-dns ownership id, unique to the fleet (mode hetzner). Only the stack that runs external-dns (role
     all-in-one or hub) sets it: two owners of one name would fight over it."""
     token_config_key: str = Field(default="hetznerDnsToken", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
-    """Stack secret holding the Hetzner Cloud API token the webhook uses."""
+    """Stack secret holding the Hetzner Cloud API token of the DNS zone's project (the webhook's in mode hetzner,
+    the delegation records' in mode self-hosted)."""
     interval_seconds: int = Field(default=60, ge=10, le=600)
-    """external-dns reconcile interval (it also reacts to events)."""
+    """external-dns reconcile interval (it also reacts to events; mode hetzner)."""
     refresh_seconds: int = Field(default=15, ge=5, le=120)
     """Status refresher period: how often the hub looks for a dead member's address still in an Ingress or
     Service status (agents/status_refresher.py, docs/traffic-failover.md §2.1)."""
     failover: DnsFailoverConfig = DnsFailoverConfig()
     """The health-checked DNS failover controller."""
-
-    @field_validator("ttl")
-    @classmethod
-    def _short_ttl(cls, v: int) -> int:
-        if v < HETZNER_DNS_MIN_TTL:
-            raise _fail("ttl", "must be >= {min} seconds: Hetzner Cloud DNS rejects a shorter TTL (got {v})",
-                        min=HETZNER_DNS_MIN_TTL, v=v)
-        if v > DNS_MAX_TTL:
-            raise _fail("ttl", "must be <= {max} seconds so clients follow failover quickly (got {v})", max=DNS_MAX_TTL,
-                        v=v)
-        return v
+    self_hosted: SelfHostedDnsConfig | None = None
+    """The fleet's own nameservers (mode self-hosted only)."""
 
     @model_validator(mode="after")
-    def _hold_down_covers_ttl(self) -> DnsConfig:
-        if self.failover.hold_down_seconds < self.ttl:
+    def _per_mode(self) -> DnsConfig:
+        if self.ttl is None:
+            object.__setattr__(self, "ttl", DNS_TTL_DEFAULTS[self.mode])
+        ttl = int(self.ttl or 0)
+        if self.mode == "hetzner":
+            if ttl < HETZNER_DNS_MIN_TTL:
+                raise _fail("ttl", "must be >= {min} seconds in mode hetzner: Hetzner Cloud DNS rejects a shorter TTL "
+                            "(got {v}; mode self-hosted takes from {low})", min=HETZNER_DNS_MIN_TTL, v=ttl,
+                            low=SELF_HOSTED_MIN_TTL, loc=("dns", "ttl"))
+            if self.self_hosted is not None:
+                raise _fail("mode", "selfHosted is read in mode self-hosted only; set dns.mode: self-hosted or remove "
+                            "it", loc=("dns", "selfHosted"))
+        else:
+            if ttl < SELF_HOSTED_MIN_TTL:
+                raise _fail("ttl", "must be >= {min} seconds (got {v})", min=SELF_HOSTED_MIN_TTL, v=ttl,
+                            loc=("dns", "ttl"))
+            if self.self_hosted is None:
+                raise _fail("mode", "mode self-hosted needs selfHosted.parentZone: the Hetzner zone that delegates "
+                            "{d}", d=self.domain, loc=("dns", "selfHosted"))
+            parent = self.self_hosted.parent_zone
+            if not self.domain.endswith("." + parent):
+                raise _fail("mode", "{d} is not below selfHosted.parentZone {p}: the parent zone delegates a zone "
+                            "under it (e.g. fleet.{p})", d=self.domain, p=parent, loc=("dns", "domain"))
+            names = [s.name for s in self.self_hosted.secondaries]
+            for i, name in enumerate(names):
+                if names.index(name) != i:
+                    raise _fail("secondary", "secondary name '{n}' is used twice", n=name,
+                                loc=("dns", "selfHosted", "secondaries", i, "name"))
+            if self.txt_owner_id is not None:
+                raise _fail("owner", "txtOwnerId is external-dns' owner id; mode self-hosted runs no external-dns: "
+                            "remove it", loc=("dns", "txtOwnerId"))
+        if ttl > DNS_MAX_TTL:
+            raise _fail("ttl", "must be <= {max} seconds so clients follow failover quickly (got {v})",
+                        max=DNS_MAX_TTL, v=ttl, loc=("dns", "ttl"))
+        if self.failover.hold_down_seconds < ttl:
             raise _fail("hold_down", "holdDownSeconds ({h}) must be >= dns.ttl ({t}): a region withdrawn and re-added "
-                        "within one TTL flaps in clients' caches", h=self.failover.hold_down_seconds, t=self.ttl,
+                        "within one TTL flaps in clients' caches", h=self.failover.hold_down_seconds, t=ttl,
                         loc=("dns", "failover", "holdDownSeconds"))
         return self
+
+    @property
+    def record_ttl(self) -> int:
+        """dns.ttl, filled in from the mode's default."""
+        assert self.ttl is not None
+        return int(self.ttl)
+
+    @property
+    def self_hosted_mode(self) -> bool:
+        return self.mode == "self-hosted"
+
+    @property
+    def hetzner_zone(self) -> str:
+        """The zone at Hetzner this stack writes records into: dns.domain, or the parent in mode self-hosted."""
+        return self.self_hosted.parent_zone if self.self_hosted is not None else self.domain
+
+    def hetzner_record(self, name: str | None) -> tuple[str, str] | None:
+        """(Hetzner zone, relative name) for a name this stack publishes at Hetzner, or None: not under the
+        Hetzner zone, or (mode self-hosted) under dns.domain, which the fleet's own nameservers answer for."""
+        if not name:
+            return None
+        zone = self.hetzner_zone
+        if self.self_hosted is not None and (name == self.domain or name.endswith("." + self.domain)):
+            return None
+        if not name.endswith("." + zone):
+            return None
+        return zone, name[: -len(zone) - 1]
 
 
 class MonitoringConfig(Model):
@@ -1676,10 +1785,11 @@ class FleetConfig(Model):
             if self.dns.txt_owner_id is not None:
                 raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
                             "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
-            # the region's drill records live in the DNS zone's own project: its token, not the region's
-            self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
+            if self.dns.mode == "hetzner":
+                # the region's drill records live in the DNS zone's own project: its token, not the region's
+                self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
             return
-        if self.dns.txt_owner_id is None:
+        if self.dns.mode == "hetzner" and self.dns.txt_owner_id is None:
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
                         "{example})", example=self.hub.name if self.hub else "karmada-hub-prod",
                         loc=("dns", "txtOwnerId"))
@@ -2063,9 +2173,9 @@ _CUSTOM_TYPES = frozenset(
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
-     "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
-     "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
-     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint", "ingress"}
+     "hold_down", "mode", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type",
+     "label", "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
+     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint", "ingress", "secondary", "owner"}
 )
 
 

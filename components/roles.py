@@ -161,7 +161,8 @@ def hub(config: FleetConfig) -> HubOutputs:
     namespaces: list[pulumi.Resource] = [control_plane.namespace]
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
+        fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after, dns_provider=dns,
+                             server_ipv4s=cluster.server_ipv4s)
         dns_namespace, certificates = fleet_dns.namespace, [*certificates, *fleet_dns.certificates]
         namespaces += dns_namespace
     estimators = [m.name for m in members if m.scheduler_estimator]

@@ -58,6 +58,14 @@ EXTERNAL_DNS_IMAGE = f"registry.k8s.io/external-dns/external-dns:{EXTERNAL_DNS_V
 """v0.22 reads the `external-dns.kubernetes.io/` annotation prefix and requires `--policy`."""
 EXTERNAL_DNS_ANNOTATION_PREFIX = "external-dns.kubernetes.io/"
 HETZNER_WEBHOOK_IMAGE = "docker.io/hetzner/external-dns-hetzner-webhook:v0.3.4"
+KNOT_VERSION = "v3.2.6"
+KNOT_IMAGE = f"docker.io/cznic/knot:{KNOT_VERSION}"
+"""The fleet's own authoritative nameservers (dns.mode self-hosted), CZ.NIC's image (repository Dockerfile: knotd in
+/sbin, user knot uid 53, /config /rundir /storage). The same upstream release as Debian bookworm's `knot` 3.2.6,
+which CI runs the rendered configuration with (tests/integration/test_dns_lab.py): bump both together. Pinned
+by tag, not digest: no digest of it is published where this checkout can read it (Docker Hub is not reachable
+offline); `docker buildx imagetools inspect` gives it, and the runbook pins it at deploy
+(docs/runbooks/self-hosted-dns.md)."""
 AGENT_PYTHON_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
 """Runs the stdlib-only programs in agents/ (mounted from ConfigMaps); any CPython >= 3.11 works."""
 

@@ -149,7 +149,9 @@ def failover_budget_section(plan: Plan, config: FleetConfig) -> Section | None:
 
 
 def _terms(budget: Any) -> list[dict[str, Any]]:
-    return [{"name": t.name, "seconds": round(t.seconds, 2), "how": t.how} for t in budget.terms]
+    """Each term; `unknown` (why) when nobody can source its value (`seconds` is then its known part)."""
+    return [{"name": t.name, "seconds": round(t.seconds, 2), "how": t.how,
+             **({"unknown": t.unknown} if getattr(t, "unknown", "") else {})} for t in budget.terms]
 
 
 def budget_section(report: Any, text: str) -> Section:
@@ -176,9 +178,10 @@ def budget_section(report: Any, text: str) -> Section:
         "worstSeconds": round(report.worst.seconds, 2), "rtoSeconds": report.rto_seconds,
         "capacity": {"syncMode": capacity.sync_mode, "members": list(capacity.members), "note": capacity.note,
                      "totalSeconds": round(capacity.total, 2), "terms": _terms(capacity)},
-        "traffic": None if traffic is None else {"totalSeconds": round(traffic.total, 2),
+        "traffic": None if traffic is None else {"mode": traffic.mode, "totalSeconds": round(traffic.total, 2),
                                                  "authoritativeSeconds": round(traffic.authoritative, 2),
                                                  "restoreSeconds": round(traffic.restore_seconds, 2),
+                                                 "lowerBound": bool(traffic.unknown),
                                                  "terms": _terms(traffic)},
         "tenants": [{"tenant": r.tenant, "placement": r.placement, "clock": r.clock,
                      "seconds": round(r.seconds, 2)} for r in report.tenants],

@@ -35,7 +35,7 @@ def _fleet(count: int, **edits: Any) -> FleetConfig:
 
 def _host_pods(plan: Any, part: str = "") -> dict[str, capacity.Pods]:
     objects = [o for o in manifests(plan).get("host", []) if o["kind"] in POD_KINDS]
-    return {p.name: p for p in (capacity.pods_of(o, part) for o in objects)}
+    return {p.name: p for p in (capacity.pods_of(o, part, nodes=3) for o in objects)}  # dev and prod-hub: 3 servers
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod-hub"])

@@ -147,8 +147,28 @@ BAD: list[tuple[str, Mutation, str]] = [
      "letter or digit, like eu-fsn (got 'Bad_Name')"),
     ("dns-ttl-over-60", set_at(["dns", "ttl"], 61),
      "dns.ttl: must be <= 60 seconds so clients follow failover quickly (got 61)"),
-    ("dns-ttl-below-hetzner-minimum", set_at(["dns", "ttl"], 30),
-     "dns.ttl: must be >= 60 seconds: Hetzner Cloud DNS rejects a shorter TTL (got 30)"),
+    ("dns-ttl-below-hetzner-minimum", set_at(["dns"], {"mode": "hetzner", "domain": "dev.example.com", "ttl": 30,
+                                                       "txtOwnerId": "karmada-hub-dev"}),
+     "dns.ttl: must be >= 60 seconds in mode hetzner: Hetzner Cloud DNS rejects a shorter TTL (got 30; mode "
+     "self-hosted takes from 5)"),
+    ("dns-ttl-below-self-hosted-minimum", set_at(["dns", "ttl"], 2), "dns.ttl: must be >= 5 seconds (got 2)"),
+    ("dns-self-hosted-without-parent", delete_at(["dns", "selfHosted"]),
+     "dns.selfHosted: mode self-hosted needs selfHosted.parentZone: the Hetzner zone that delegates dev.example.com"),
+    ("dns-self-hosted-not-below-parent", set_at(["dns", "selfHosted"], {"parentZone": "example.org"}),
+     "dns.domain: dev.example.com is not below selfHosted.parentZone example.org: the parent zone delegates a zone "
+     "under it (e.g. fleet.example.org)"),
+    ("dns-self-hosted-with-owner-id", set_at(["dns", "txtOwnerId"], "karmada-hub-dev"),
+     "dns.txtOwnerId: txtOwnerId is external-dns' owner id; mode self-hosted runs no external-dns: remove it"),
+    ("dns-self-hosted-private-secondary", set_at(["dns", "selfHosted"], {
+        "parentZone": "example.com", "secondaries": [{"name": "ash", "ipv4": "10.1.2.3"}]}),
+     "dns.selfHosted.secondaries[0].ipv4: 10.1.2.3 is not a public address; resolvers on the internet must reach "
+     "it"),
+    ("dns-hetzner-with-self-hosted", set_at(["dns"], {"mode": "hetzner", "domain": "dev.example.com", "ttl": 60,
+                                                      "txtOwnerId": "karmada-hub-dev",
+                                                      "selfHosted": {"parentZone": "example.com"}}),
+     "dns.selfHosted: selfHosted is read in mode self-hosted only; set dns.mode: self-hosted or remove it"),
+    ("dns-mode-unknown", set_at(["dns", "mode"], "route53"),
+     "dns.mode: input should be 'hetzner' or 'self-hosted' (got 'route53')"),
     ("dns-failover-timeout-not-below-period", set_at(["dns", "failover"], {"probePeriodSeconds": 3,
                                                                            "probeTimeoutSeconds": 3}),
      "dns.failover.probeTimeoutSeconds: probeTimeoutSeconds (3) must be below probePeriodSeconds (3): a round must "
@@ -158,8 +178,8 @@ BAD: list[tuple[str, Mutation, str]] = [
      "than withdrawing, or a flapping region flaps in DNS too"),
     ("dns-failover-single-failure", set_at(["dns", "failover"], {"failureThreshold": 1}),
      "dns.failover.failureThreshold: must be >= 2 (got 1)"),
-    ("dns-failover-hold-down-under-ttl", set_at(["dns", "failover"], {"holdDownSeconds": 30}),
-     "dns.failover.holdDownSeconds: holdDownSeconds (30) must be >= dns.ttl (60): a region withdrawn and re-added "
+    ("dns-failover-hold-down-under-ttl", set_at(["dns", "failover"], {"holdDownSeconds": 10}),
+     "dns.failover.holdDownSeconds: holdDownSeconds (10) must be >= dns.ttl (15): a region withdrawn and re-added "
      "within one TTL flaps in clients' caches"),
     ("health-check-interval-below-3", set_at(["regions", "eu-fsn", "healthCheck", "interval"], 2),
      "regions.eu-fsn.healthCheck: interval must be 3..60 seconds (Hetzner's limits) (got 2)"),
@@ -187,7 +207,7 @@ BAD: list[tuple[str, Mutation, str]] = [
                                                                         "minRegions": 2}),
      "tenants[0].placement.minRegions: 2 needs 3 regions with members so that losing one still leaves 2 "
      "(upstream #7455 deletes the workload otherwise); the fleet has 2: lower it to 1"),
-    ("dns-owner-missing", delete_at(["dns", "txtOwnerId"]),
+    ("dns-owner-missing", set_at(["dns"], {"mode": "hetzner", "domain": "dev.example.com"}),
      "dns.txtOwnerId: required: an external-dns owner id unique to this fleet (e.g. karmada-hub-dev)"),
     ("dns-refresh-too-fast", set_at(["dns", "refreshSeconds"], 1),
      "dns.refreshSeconds: must be >= 5 (got 1)"),
@@ -286,7 +306,7 @@ def test_min_regions_is_free_when_a_region_loss_cannot_be_survived_anyway(dev_ra
 
 def test_region_stack_must_not_own_dns_names() -> None:
     raw, secrets = stack_values("prod-fsn1")
-    raw["dns"]["txtOwnerId"] = "karmada-hub-prod-fsn1"
+    raw["dns"] = {"mode": "hetzner", "domain": "prod.example.com", "txtOwnerId": "karmada-hub-prod-fsn1"}
     with pytest.raises(ConfigError) as info:
         FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets)
     assert str(info.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.txtOwnerId: external-dns runs in the "

@@ -112,7 +112,7 @@ def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: P
     # the three outputs
     md = (out / "timeline.md").read_text()
     assert "| authoritative answer without the dead region |" in md and "## `hubctl budget dev`" in md
-    assert "| *authoritative answer without the dead region* | *36* | |" in md  # the budget beside it
+    assert "| *authoritative answer without the dead region* | *14* | |" in md  # the budget beside it
     svg = ET.fromstring((out / "timeline.svg").read_text())
     assert svg.tag.endswith("svg") and len([e for e in svg.iter() if e.tag.endswith("circle")]) == len(p)
     assert "[kill" in output and "drill complete" in output

@@ -324,7 +324,7 @@ def test_the_monitoring_flow_list_is_allowed_by_the_rendered_policies(rendered_d
     policies, ns_labels, pods, _, _, policed = _setup(rendered_dev, "dev")
     backup = config.karmada.etcd.backup
     wanted = monitoring_docs.flows(config.monitoring.prometheus_namespace, config.monitoring.prometheus_pod_labels,
-                                   backup.endpoint if backup else None)
+                                   backup.endpoint if backup else None, config.dns.mode if config.dns else None)
     checked = 0
     for i, f in enumerate(wanted):
         if f.destination_namespace not in policed or f.destination_pods is None:

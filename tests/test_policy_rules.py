@@ -296,6 +296,11 @@ def test_dns_min_ttl_flag_and_other_ttl_inputs() -> None:
     assert rules.dns_short_ttl("kubernetes:externaldns.k8s.io/v1alpha1:DNSEndpoint", endpoint)
     assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {"ttl": 3600})
     assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {"ttl": 60}) == []
+    # a delegation's NS set and nameserver addresses may keep a long TTL; a labelled failover-ish record may not
+    delegation = {"labels": {"karmada-hub.io/dns-role": "delegation"}, "ttl": 3600}
+    assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {**delegation, "type": "NS"}) == []
+    assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {**delegation, "type": "A"}) == []
+    assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {**delegation, "type": "CNAME"})
     assert rules.dns_short_ttl("hcloud:index/server:Server", {"ttl": 3600}) == []
 
 

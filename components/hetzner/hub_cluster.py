@@ -31,7 +31,7 @@ import pulumi_hcloud as hcloud
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.config import FleetConfig, HubConfig
+from components.config import HETZNER_DNS_MIN_TTL, FleetConfig, HubConfig
 from components.hetzner import changes, cloud_init, live
 from components.hetzner.readiness import ApiReadiness, NodeReadiness
 from components.kube import tls
@@ -86,13 +86,15 @@ def karmada_api_cidrs(hub: HubConfig) -> list[str]:
     return list(dict.fromkeys(str(c) for c in [*hub.firewall.api_cidrs, *hub.firewall.karmada_cidrs]))
 
 
-def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
+def firewall_rules(hub: HubConfig, dns_service: bool = False) -> list[hcloud.FirewallRuleArgs]:
     """Inbound rules of the public interface; Hetzner firewalls deny all other inbound traffic once a rule exists.
     Nothing for the cluster's own ports: servers reach each other over the private network, which no Cloud Firewall
-    filters (a rule with the private network as source would never match)."""
+    filters (a rule with the private network as source would never match). `dns_service`: the servers answer DNS
+    for the fleet's zone (dns.mode self-hosted), UDP and TCP 53 from anywhere (resolvers are everywhere; Knot
+    refuses UPDATE and transfers without the key from hub addresses, and rate-limits answers)."""
     ssh = [str(c) for c in hub.firewall.ssh_cidrs]
     api = [str(c) for c in hub.firewall.api_cidrs]
-    return [
+    rules = [
         hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port="22", source_ips=ssh,
                                 description="SSH from the stack's admin CIDRs"),
         hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port=str(K3S_API_PORT), source_ips=api,
@@ -103,6 +105,12 @@ def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
         hcloud.FirewallRuleArgs(direction="in", protocol="icmp", source_ips=["0.0.0.0/0", "::/0"],
                                 description="ICMP (path MTU discovery, ping)"),
     ]
+    if dns_service:
+        for proto in ("udp", "tcp"):
+            rules.append(hcloud.FirewallRuleArgs(direction="in", protocol=proto, port="53",
+                                                 source_ips=["0.0.0.0/0", "::/0"],
+                                                 description=f"DNS ({proto}) for the fleet's zone (self-hosted)"))
+    return rules
 
 
 class HubCluster(pulumi.ComponentResource):
@@ -145,7 +153,8 @@ class HubCluster(pulumi.ComponentResource):
         placement = hcloud.PlacementGroup(f"{name}-spread", name=f"{hub.name}-control-plane", type="spread",
                                           labels=labels, opts=child)
         firewall = hcloud.Firewall(f"{name}-firewall", name=f"{hub.name}-control-plane", labels=labels,
-                                   rules=firewall_rules(hub), opts=child)
+                                   rules=firewall_rules(hub, dns_service=config.dns is not None
+                                                                  and config.dns.self_hosted_mode), opts=child)
         ssh_keys = [
             hcloud.SshKey(f"{name}-ssh-{key.name}", name=f"{hub.name}-{key.name}", public_key=key.public_key,
                           labels=labels, opts=child)
@@ -314,14 +323,17 @@ class HubCluster(pulumi.ComponentResource):
     def _api_record(self, name: str, config: FleetConfig,
                     addresses: list[pulumi.Output[str]]) -> hcloud.ZoneRrset | None:
         """`hub.apiDnsName` -> every server's Primary IP (clients try each address in turn), when the name lies
-        in the zone the stack manages (`dns.domain`). Any other name is the operator's to create
-        (docs/runbooks/first-deploy.md)."""
+        in the zone the stack manages at Hetzner (`dns.domain`; its parent zone in dns mode self-hosted, where a
+        name under dns.domain is served by the fleet's own nameservers instead: traffic/nameserver_docs.py). Any
+        other name is the operator's to create (docs/runbooks/first-deploy.md)."""
         hub, dns = config.hub, config.dns
         assert hub is not None
-        relative = api_record_name(hub.api_dns_name, dns.domain if dns else None)
-        if relative is None or dns is None:
+        where = dns.hetzner_record(hub.api_dns_name) if dns is not None else None
+        if where is None or dns is None:
             return None
-        return hcloud.ZoneRrset(f"{name}-api-record", zone=dns.domain, name=relative, type="A", ttl=dns.ttl,
+        zone, relative = where
+        return hcloud.ZoneRrset(f"{name}-api-record", zone=zone, name=relative, type="A",
+                                ttl=max(dns.record_ttl, HETZNER_DNS_MIN_TTL),
                                 records=[hcloud.ZoneRrsetRecordArgs(value=ip) for ip in addresses],
                                 opts=pulumi.ResourceOptions(parent=self, provider=self._dns_provider))
 

@@ -87,10 +87,15 @@ def _spread(spec: Mapping[str, Any]) -> bool:
     return any(t.get("topologyKey") == "kubernetes.io/hostname" for t in terms)
 
 
-def pods_of(doc: Mapping[str, Any], part: str) -> Pods:
-    """The pods a Deployment, StatefulSet or CronJob document keeps running (a CronJob that forbids overlap: one)."""
+def pods_of(doc: Mapping[str, Any], part: str, nodes: int = 1) -> Pods:
+    """The pods a Deployment, StatefulSet, DaemonSet (one per node of `nodes`) or CronJob document keeps running (a
+    CronJob that forbids overlap: one)."""
     kind, meta = doc["kind"], doc["metadata"]
     name = f"{kind}/{meta.get('namespace', '')}/{meta['name']}"
+    if kind == "DaemonSet":
+        template = doc["spec"]["template"]
+        cpu, memory = pod_requests(template["spec"])
+        return Pods(name=name, part=part, replicas=nodes, millicpu=cpu, memory_bytes=memory, spread=True)
     if kind in ("Deployment", "StatefulSet"):
         replicas = int(doc["spec"].get("replicas", 1))
         template = doc["spec"]["template"]
@@ -136,11 +141,20 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     out += [("scheduler-estimators", manifests.deployment(workloads.estimator(config, m)))
             for m in estimator_members(config)]
     if config.dns is not None:
-        objects = traffic_docs.external_dns_objects(config.dns, traffic_docs.TOKEN_SECRET_NAME)
-        out += [("external-dns", o) for o in objects if o["kind"] == "Deployment"]
         assert config.hub is not None
+        primaries: list[str] = []
+        if config.dns.self_hosted_mode:
+            from components.hetzner.hub_cluster import private_ip
+            from components.traffic import nameserver_docs
+
+            primaries = [private_ip(config.hub, i) for i in range(config.hub.servers)]
+            out.append(("nameservers", nameserver_docs.daemonset(
+                config.dns, agent_script.source(nameserver_docs.SEED_SCRIPT), "capacity")))
+        else:
+            objects = traffic_docs.external_dns_objects(config.dns, traffic_docs.TOKEN_SECRET_NAME)
+            out += [("external-dns", o) for o in objects if o["kind"] == "Deployment"]
         out.append(("traffic failover controller", failover_docs.deployment(
-            config.dns, config.hub.servers, agent_script.source(failover_docs.SCRIPT_KEY))))
+            config.dns, config.hub.servers, agent_script.source(failover_docs.SCRIPT_KEY), primaries=primaries)))
         out.append(("status refresher", refresher_docs.deployment(
             config.dns.refresh_seconds, agent_script.source(refresher_docs.SCRIPT_KEY))))
     backup = config.karmada.etcd.backup
@@ -166,7 +180,8 @@ def k3s_pods() -> list[Pods]:
 
 def hub_pods(config: FleetConfig) -> list[Pods]:
     """What the hub's servers run, pod by pod kind: the documents above and what k3s deploys itself."""
-    return [pods_of(doc, part) for part, doc in hub_documents(config)] + k3s_pods()
+    servers = config.hub.servers if config.hub is not None else 1
+    return [pods_of(doc, part, servers) for part, doc in hub_documents(config)] + k3s_pods()
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,8 @@ def hub_contract(config: FleetConfig, intents: Sequence[RegionIntent] = ()) -> d
         "featureGates": sorted(config.karmada.feature_gates),
         "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
         "failover": features.controller_manager_failover(config.failover),
-        "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
+        "dns": None if dns is None else {"mode": dns.mode, "ttl": dns.record_ttl,
+                                         "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds,
                                          "failover": dns.failover.model_dump(by_alias=True)},
         "regions": {i.region: region_served(i) for i in intents},
@@ -164,18 +165,22 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if config.dns is None:
         return
     if hub_dns is None:
-        raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+        raise fail("dns", f"{hub_stack} has no dns section (it writes no failover names); add it there first")
     # A hub from before the failover controller promises no `failover` values: a region stack may then go first
     # (it only publishes its LB address for the controller), which is the safe migration order
     # (docs/runbooks/failover-drill.md).
+    hub_mode = hub_dns.get("mode", "hetzner")  # a hub from before dns.mode ran external-dns
+    if hub_mode != config.dns.mode:
+        raise fail("dns.mode", f"{config.dns.mode} here but {hub_stack} runs mode {hub_mode}; the region's drill "
+                   f"record and the budget follow the hub (set dns.mode: {hub_mode})")
     failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
-    for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
+    for key, value in (("ttl", config.dns.record_ttl), ("intervalSeconds", config.dns.interval_seconds),
                        ("refreshSeconds", config.dns.refresh_seconds),
                        *((f"failover.{k}", v) for k, v in failover.items())):
         hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
             hub_dns.get(key))
         if hub_value != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack} uses {hub_value}; the "
                        f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
 
 

@@ -182,7 +182,7 @@ def region_record(region: str, dns: DnsConfig, lb_ipv4: str) -> dict[str, Any]:
         "zone": dns.domain,
         "name": f"{region}.{REGION_RECORD_LABEL}",
         "type": "A",
-        "ttl": dns.ttl,
+        "ttl": dns.record_ttl,
         "records": [{"value": lb_ipv4}],
     }
 
@@ -223,7 +223,7 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
         f"--interval={dns.interval_seconds}s",
         "--events",
         f"--min-event-sync-interval={MIN_EVENT_SYNC_SECONDS}s",
-        f"--min-ttl={dns.ttl}s",
+        f"--min-ttl={dns.record_ttl}s",
         f"--metrics-address=:{EXTERNAL_DNS_METRICS_PORT}",
         "--log-format=json",
     ]
@@ -317,12 +317,21 @@ def external_dns_objects(dns: DnsConfig, token_secret: str) -> list[dict[str, An
         },
     }
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(EXTERNAL_DNS_NAMESPACE)},
+        external_dns_namespace(),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
          "automountServiceAccountToken": False},
         *external_dns_host_rbac(),
         deployment,
     ]
+
+
+def external_dns_namespace() -> dict[str, Any]:
+    """Pod Security `restricted`: it holds the Hetzner DNS token (external-dns mode) and the failover controller,
+    and no pod in it needs more (the metadata guard in components/hetzner/cloud_init.py counts on hostNetwork
+    being refused here)."""
+    meta = _meta(EXTERNAL_DNS_NAMESPACE)
+    meta["labels"]["pod-security.kubernetes.io/enforce"] = "restricted"
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
 
 EXTERNAL_DNS_HOST_RULES: tuple[dict[str, Any], ...] = (

@@ -79,7 +79,8 @@ class RegionalTraffic(pulumi.ComponentResource):
                     [lb.ipv4], pulumi.ResourceOptions(parent=self, provider=host_provider,
                                                       depends_on=list(host_after or [])),
                     placeholder="192.0.2.1")
-            if config.dns is not None:
+            if config.dns is not None and not config.dns.self_hosted_mode:
+                # mode self-hosted: the failover controller serves <region>.lb.<domain> from the region ConfigMap
                 record = docs.region_record(region_name, config.dns, "192.0.2.1")
                 hcloud.ZoneRrset(
                     f"{name}-{region_name}-record", zone=record["zone"], name=record["name"], type=record["type"],

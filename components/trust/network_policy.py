@@ -53,9 +53,12 @@ def host_workloads(config: FleetConfig, estimator_members: Sequence[str]) -> lis
     if config.monitoring.enabled:
         mon = config.monitoring
         estimators = [estimator_service_name(m) for m in sorted(estimator_members)]
-        workloads += monitoring_docs.flow_workloads(mon.prometheus_namespace, mon.prometheus_pod_labels, estimators)
+        workloads += monitoring_docs.flow_workloads(mon.prometheus_namespace, mon.prometheus_pod_labels, estimators,
+                                                    config.dns.mode if config.dns is not None else None)
     if config.dns is not None:
-        workloads += [traffic_docs.external_dns_flows(), refresher_docs.flows(), failover_docs.flows()]
+        workloads += [refresher_docs.flows(), failover_docs.flows()]
+        if not config.dns.self_hosted_mode:  # mode self-hosted runs no external-dns (the nameservers: host network)
+            workloads.append(traffic_docs.external_dns_flows())
     return workloads
 
 

@@ -167,8 +167,15 @@ def _ttl_problem(where: str, raw: Any) -> str | None:
 _DNS_TYPE = re.compile(r"(?i)(dns|record|rrset|zone)")
 
 
+DELEGATION_LABEL = "karmada-hub.io/dns-role"
+"""Records of a delegation (dns.mode self-hosted: NS set and the nameservers' addresses in the parent zone) carry
+`delegation` here; they never change on failover and a long TTL keeps the zone reachable through a Hetzner DNS
+outage, so the rule does not hold them to the failover bound."""
+
+
 def dns_short_ttl(resource_type: str, props: Props) -> list[str]:
-    """Failover is only as fast as the DNS TTL, so every TTL the stack sets stays <= 60 s."""
+    """Failover is only as fast as the DNS TTL, so every TTL the stack sets stays <= 60 s (a delegation's NS
+    set and its nameservers' address records excepted: they are not failover records)."""
     found: list[str | None] = []
     kind = k8s_kind(resource_type)
     if kind is not None:
@@ -182,6 +189,9 @@ def dns_short_ttl(resource_type: str, props: Props) -> list[str]:
             if ttl is not None:
                 found.append(_ttl_problem(f"container {container.get('name')} --min-ttl", ttl))
     elif _DNS_TYPE.search(resource_type.split(":")[-1]) and "ttl" in props:
+        labels = props.get("labels") if isinstance(props.get("labels"), Mapping) else {}
+        if labels.get(DELEGATION_LABEL) == "delegation" and props.get("type") in ("NS", "A", "AAAA"):
+            return []
         found.append(_ttl_problem("ttl", props["ttl"]))
     return [p for p in found if p]
 

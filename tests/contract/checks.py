@@ -121,6 +121,8 @@ def check_probes(fleet: Fleet) -> list[str]:
             if not probe:
                 continue
             action = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc")
+            if action is None:  # an exec probe runs a command in the container; it dials no listener of ours
+                continue
             port = _probe_port(c, action.get("port"))
             here = [(lis, scheme) for lis, p, scheme in listening if p == port]
             if not here:

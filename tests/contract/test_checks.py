@@ -27,8 +27,8 @@ def test_the_rendered_fleet_honours_the_contract(fleet: Fleet, name: str) -> Non
     assert not violations, "\n".join(violations)
 
 
-def test_every_contract_matches_a_rendered_container(dev_fleet: Fleet) -> None:
-    keys = {c.contract.key for c in dev_fleet.containers() if c.contract}
+def test_every_contract_matches_a_rendered_container(dev_fleet: Fleet, hetzner_fleet: Fleet) -> None:
+    keys = {c.contract.key for f in (dev_fleet, hetzner_fleet) for c in f.containers() if c.contract}
     expected = {c.key for c in all_contracts() if c.match != type(c.match)()}
     assert keys == expected
 
@@ -138,6 +138,16 @@ def _webhook_service_on_the_wrong_port(f: Fleet) -> None:
 
 def _lose_the_hub_dns_record(f: Fleet) -> None:
     f.hcloud = [h for h in f.hcloud if h[1] != "hcloud:index/zoneRrset:ZoneRrset"]
+
+
+def _lose_the_zones_api_record(f: Fleet) -> None:
+    import json
+
+    from components.traffic import nameserver_docs
+
+    cm = f.one("host", "ConfigMap", nameserver_docs.CONFIGMAP, nameserver_docs.NAMESPACE).body
+    zone = json.loads(cm["data"]["zone.json"])
+    cm["data"]["zone.json"] = json.dumps({**zone, "static": []})
 
 
 def _sidecar_on_another_port(f: Fleet) -> None:
@@ -294,11 +304,12 @@ def _container_nobody_described(f: Fleet) -> None:
     c["command"] = ["/bin/karmada-something-new"]
 
 
-MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
+MUTATIONS: list[tuple[Any, ...]] = [
+    # (check, what, mutation, expected violation[, fleet: dev (default) or hetzner])
     ("env", "D1 agent without POD_IP", _drop_agent_env,
      "karmada-agent container karmada-agent: $(POD_IP) in its args, but the container defines no env POD_IP"),
     ("env", "required env from a missing key", _hetzner_token_from_a_missing_key,
-     "env HETZNER_TOKEN from Secret external-dns-hetzner key api-token, which the plan does not create"),
+     "env HETZNER_TOKEN from Secret external-dns-hetzner key api-token, which the plan does not create", "hetzner"),
     ("env", "upload without its S3 env", _upload_without_credentials,
      "the binary requires env S3_ACCESS_KEY_ID"),
     ("probes", "D3 webhook /healthz on the health port", _webhook_probe_on_the_dead_listener,
@@ -336,11 +347,13 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
      ".svc.cluster.local:10352"),
     ("dials", "webhook Service to a port nobody serves", _webhook_service_on_the_wrong_port,
      "Service karmada-system/karmada-webhook:443 -> 8000, where no container of its pods listens"),
-    ("dials", "agent's hub name without a record", _lose_the_hub_dns_record,
+    ("dials", "agent's hub name without a record (dns.mode hetzner)", _lose_the_hub_dns_record,
+     "karmada-agent container karmada-agent: dials api.hub.dev.example.com:32443", "hetzner"),
+    ("dials", "agent's hub name without a record (dns.mode self-hosted)", _lose_the_zones_api_record,
      "karmada-agent container karmada-agent: dials api.hub.dev.example.com:32443"),
     ("dials", "karmada's NodePort closed in the Cloud Firewall", _karmada_node_port_closed,
      "karmada-agent-join container join: dials api.hub.dev.example.com:32443 (the bootstrap Secret's `server`"),
-    ("dials", "sidecar moved", _sidecar_on_another_port, "nothing in its pod listens on localhost:8888"),
+    ("dials", "sidecar moved", _sidecar_on_another_port, "nothing in its pod listens on localhost:8888", "hetzner"),
     ("ownership", "D2 Pulumi owns the Pull Cluster", _pulumi_owns_the_pull_cluster,
      "karmada Cluster /dev-hel1-a is a Pulumi resource, but karmada-agent creates it itself"),
     ("ownership", "D7 a Push execution namespace owned", _pulumi_owns_a_push_execution_namespace,
@@ -358,7 +371,7 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
      "system:karmada:agent:dev-hel1-a may not update cluster.karmada.io/clusters dev-hel1-a"),
     ("rbac", "external-dns without watch", _external_dns_role_without_watch,
      "system:serviceaccount:external-dns:external-dns may not watch externaldns.k8s.io/dnsendpoints in "
-     "external-dns"),
+     "external-dns", "hetzner"),
     ("rbac", "agent-work bound to another identity", _agent_work_role_binding_elsewhere,
      "system:karmada:agent:dev-hel1-a may not get work.karmada.io/works in karmada-es-dev-hel1-a"),
     ("k3s", "unknown k3s config key", _k3s_unknown_key, "config key 'kube-apiserver-args' is not a k3s server flag"),
@@ -377,12 +390,15 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("check", "mutation", "expected"),
-                         [pytest.param(c, m, e, id=f"{c}: {i}") for c, i, m, e in MUTATIONS])
-def test_each_check_fails_on_a_mutated_plan(dev_fleet: Fleet, check: str, mutation: Callable[[Fleet], None],
-                                            expected: str) -> None:
-    assert not CHECKS[check](dev_fleet)
-    violations = CHECKS[check](dev_fleet.mutated(mutation))
+@pytest.mark.parametrize(("check", "mutation", "expected", "fleet_name"),
+                         [pytest.param(c, m, e, (rest or ["dev"])[0], id=f"{c}: {i}")
+                          for c, i, m, e, *rest in MUTATIONS])
+def test_each_check_fails_on_a_mutated_plan(request: pytest.FixtureRequest, check: str,
+                                            mutation: Callable[[Fleet], None], expected: str,
+                                            fleet_name: str) -> None:
+    fleet = request.getfixturevalue(f"{fleet_name}_fleet")
+    assert not CHECKS[check](fleet)
+    violations = CHECKS[check](fleet.mutated(mutation))
     assert any(expected in v for v in violations), "\n".join(violations) or "no violation"
 
 

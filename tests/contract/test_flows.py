@@ -30,7 +30,15 @@ def _key(c: Container) -> str:
 
 
 def _policed(fleet: Fleet) -> tuple[list[flows.Workload], list[str]]:
-    config = load_stack(STACK[fleet.name])
+    if fleet.name == "dev-hetzner":
+        from tests.conftest import to_hetzner_mode
+        from tests.support.tools import stack_values
+
+        raw, _ = stack_values("dev")
+        to_hetzner_mode(raw["dns"])
+        config = load_stack("dev", dns=raw["dns"])
+    else:
+        config = load_stack(STACK[fleet.name])
     prefix = "karmada-scheduler-estimator-"
     estimators = sorted(o.name.removeprefix(prefix) for o in fleet.where("host", "Deployment")
                         if o.name.startswith(prefix))
