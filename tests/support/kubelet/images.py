@@ -8,9 +8,10 @@ standard-library programs for CPython >= 3.11). An image or a command that is no
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from components import versions
@@ -29,6 +30,10 @@ class ImageEntry:
     """command[0] as the container names it -> upstream binary name (or `python`)."""
     entrypoint: tuple[str, ...] = ()
     """The image's ENTRYPOINT, used when the container renders no `command`."""
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Files the image has that its programs read (its user database), mounted at their paths."""
+    version_check: tuple[str, ...] = ()
+    """For a program of this machine's (a Debian package), a command whose output must name the image's version."""
 
 
 def default_table() -> dict[str, ImageEntry]:
@@ -47,6 +52,14 @@ def default_table() -> dict[str, ImageEntry]:
             "/usr/local/bin/etcd": "etcd", "etcd": "etcd", "/usr/local/bin/etcdctl": "etcdctl",
             "etcdctl": "etcdctl"}),
         python_repo: ImageEntry(python_tag, {"python3": "python", "python": "python"}),
+        # Debian bookworm's knot is the upstream release the pinned image carries; the image's knot user is uid 53
+        # (CZ.NIC's Dockerfile), which the seed step hands the zone storage to and knotd drops to
+        versions.KNOT_IMAGE.rsplit(":", 1)[0]: ImageEntry(
+            versions.KNOT_VERSION, {"knotd": "/usr/sbin/knotd", "/sbin/knotd": "/usr/sbin/knotd",
+                                    "knotc": "/usr/sbin/knotc", "kdig": "/usr/bin/kdig", "sh": "/bin/sh"},
+            files={"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nknot:x:53:53:knot:/storage:/sbin/nologin\n",
+                   "/etc/group": "root:x:0:\nknot:x:53:\n"},
+            version_check=("/usr/sbin/knotd", "-V")),
     }
 
 
@@ -62,6 +75,10 @@ def python_interpreter() -> str:
 @dataclass
 class ImageTable:
     entries: Mapping[str, ImageEntry]
+
+    def files(self, image: str) -> Mapping[str, str]:
+        entry = self.entries.get(image.rpartition(":")[0])
+        return entry.files if entry else {}
 
     @classmethod
     def default(cls) -> ImageTable:
@@ -84,6 +101,14 @@ class ImageTable:
             raise ImageError(f"image {image}: command {argv[0]!r} is not one this image ships")
         if name == "python":
             return [python_interpreter(), *argv[1:]]
+        if name.startswith("/"):  # a program of this machine's, the same release as the image's
+            if not Path(name).is_file():
+                raise ImageError(f"image {image}: {name} is not installed here")
+            if entry.version_check:
+                out = subprocess.run(list(entry.version_check), capture_output=True, text=True, check=False)
+                if entry.tag.lstrip("v") not in out.stdout + out.stderr:
+                    raise ImageError(f"image {image}: {entry.version_check[0]} here is not {entry.tag}")
+            return [name, *argv[1:]]
         path = binary(name)
         if path is None:
             raise ImageError(f"{name} is not built: run `make upstream`")

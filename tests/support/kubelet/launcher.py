@@ -31,10 +31,21 @@ def main() -> int:
         socket.sethostname(spec["hostname"][:63])
     # every source is opened before the first mount: a volume mounted over /tmp (or wherever the pod's files live
     # on this machine) must not hide the sources of the mounts after it
-    sources = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source, _, _ in spec["mounts"]]
-    for fd, (_, target, read_only) in zip(sources, spec["mounts"], strict=True):
+    # parents before children (containerd sorts a container's mounts by destination depth); a mount point missing
+    # under a parent mount is made inside it, on that volume, as the runtime makes it in the container's rootfs
+    mounts = sorted(spec["mounts"], key=lambda m: len(os.path.normpath(m[1]).split("/")))
+    sources = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source, _, _ in mounts]
+    for fd, (_, target, _) in zip(sources, mounts, strict=True):
         os.set_inheritable(fd, True)
+        if not os.path.lexists(target):
+            if os.path.isdir(f"/proc/self/fd/{fd}"):  # the source itself may be hidden by now
+                os.makedirs(target)
+            else:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                open(target, "a").close()
         subprocess.run(["mount", "--bind", f"/proc/{os.getpid()}/fd/{fd}", target], check=True, close_fds=False)
+    # read-only last: a child's mount point inside a read-only parent is made while the parent is still writable
+    for _, target, read_only in mounts:
         if read_only:
             subprocess.run(["mount", "-o", "remount,bind,ro", target], check=True)
     os.chdir(spec.get("cwd") or "/")

@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import shutil
+import socket
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
@@ -70,7 +71,8 @@ class Ledger:
     def __init__(self, tag: str) -> None:
         LEDGER_DIR.mkdir(mode=0o700, exist_ok=True)
         self.path = LEDGER_DIR / f"{tag}.json"
-        self.items: dict[str, list[str]] = {"netns": [], "links": [], "vips": [], "dirs": [], "pgids": []}
+        self.items: dict[str, list[str]] = {"netns": [], "links": [], "vips": [], "routes": [], "dirs": [],
+                                            "pgids": []}
         self._lock = threading.Lock()
         self._save()
 
@@ -120,6 +122,9 @@ def undo(items: dict[str, Any]) -> None:
     for vip in items.get("vips", []):
         dev, _, addr = vip.partition(" ")
         run("ip", "addr", "del", f"{addr}/32", "dev", dev, check=False)
+    for route in items.get("routes", []):
+        dev, _, addr = route.partition(" ")
+        run("ip", "route", "del", f"{addr}/32", "dev", dev, check=False)
     for directory in sorted(items.get("dirs", []), key=len, reverse=True):
         path = Path(directory)
         if path.is_dir() and not os.path.ismount(path):
@@ -168,15 +173,15 @@ def _used_networks() -> list[ipaddress.IPv4Network]:
     return used
 
 
-def free_subnet(prefix: int = 20) -> ipaddress.IPv4Network:
+def free_subnet(prefix: int = 20, pool: ipaddress.IPv4Network = POOL) -> ipaddress.IPv4Network:
     used = _used_networks()
-    candidates = list(POOL.subnets(new_prefix=prefix))
+    candidates = list(pool.subnets(new_prefix=prefix))
     start = secrets.randbelow(len(candidates))
     for k in range(len(candidates)):
         net = candidates[(start + k) % len(candidates)]
         if not any(net.overlaps(u) for u in used):
             return net
-    raise NetworkError(f"no free /{prefix} in {POOL}")
+    raise NetworkError(f"no free /{prefix} in {pool}")
 
 
 @dataclass
@@ -185,11 +190,16 @@ class Network:
 
     tag: str = field(default_factory=lambda: secrets.token_hex(3))
     namespaces: dict[str, Netns] = field(default_factory=dict)
+    pool: str = str(POOL)
+    """Where the pods' addresses come from: a cluster's own pod CIDR (k3s's 10.42.0.0/16) when what is rendered
+    names it (an ACL, a NetworkPolicy)."""
 
     def __post_init__(self) -> None:
         self.bridge = f"khb{self.tag}"
         self.ledger = Ledger(self.tag)
-        self.subnet = free_subnet()
+        self.subnet = free_subnet(pool=ipaddress.ip_network(self.pool))
+        self.host_addresses: dict[str, str] = {}
+        """Extra addresses (a server's public and private address) -> the namespace that holds them."""
         hosts = self.subnet.hosts()
         self.gateway = str(next(hosts))
         self._free = (str(a) for a in hosts)
@@ -227,6 +237,8 @@ class Network:
         run("ip", "-n", name, "addr", "add", f"{ip}/{self.subnet.prefixlen}", "dev", "eth0")
         run("ip", "-n", name, "link", "set", "eth0", "up")
         run("ip", "-n", name, "route", "add", "default", "via", self.gateway)
+        for address in self.host_addresses:
+            run("ip", "-n", name, "route", "replace", f"{address}/32", "dev", "eth0")
         ns = Netns(name, ip, veth, label)
         self.namespaces[name] = ns
         # no cluster DNS server here: every name a pod needs is in its hosts file, and a lookup of any other name
@@ -253,13 +265,30 @@ class Network:
         if resolv is not None:
             (etc / "resolv.conf").write_text(resolv)
 
+    def add_address(self, name: str, ip: str) -> None:
+        """Give namespace `name` one more address (a server's public or private one): on its eth0, and reached
+        on-link over the bridge from every other namespace and from the root namespace."""
+        if ip in self.host_addresses:
+            raise NetworkError(f"{ip} is already an address of {self.host_addresses[ip]}")
+        self._refuse_taken(ip)
+        run("ip", "-n", name, "addr", "add", f"{ip}/32", "dev", "eth0")
+        self.host_addresses[ip] = name
+        for other in self.namespaces:
+            if other != name:
+                run("ip", "-n", other, "route", "replace", f"{ip}/32", "dev", "eth0")
+        self.ledger.add("routes", f"{self.bridge} {ip}")
+        run("ip", "route", "replace", f"{ip}/32", "dev", self.bridge)
+
+    def _refuse_taken(self, ip: str) -> None:
+        taken = run("ip", "-4", "-o", "addr").stdout + run("ip", "-4", "route").stdout
+        if re.search(rf"(?<![\d.]){re.escape(ip)}(?![\d])", taken):
+            raise NetworkError(f"{ip} is already an address or gateway of this machine: not taking it")
+
     def add_vip(self, ip: str) -> None:
         """A Service ClusterIP, local to the root namespace (where the proxy listens)."""
         if ip in self.vips:
             return
-        taken = run("ip", "-4", "-o", "addr").stdout + run("ip", "-4", "route").stdout
-        if re.search(rf"(?<![\d.]){re.escape(ip)}(?![\d])", taken):
-            raise NetworkError(f"{ip} is already an address or gateway of this machine: not taking it as a VIP")
+        self._refuse_taken(ip)
         self.ledger.add("vips", f"{self.bridge} {ip}")
         run("ip", "addr", "add", f"{ip}/32", "dev", self.bridge)
         self.vips.add(ip)
@@ -289,6 +318,10 @@ class Network:
             run("ip", "addr", "del", f"{ip}/32", "dev", self.bridge, check=False)
             self.ledger.remove("vips", f"{self.bridge} {ip}")
         self.vips.clear()
+        for ip in list(self.host_addresses):
+            run("ip", "route", "del", f"{ip}/32", "dev", self.bridge, check=False)
+            self.ledger.remove("routes", f"{self.bridge} {ip}")
+        self.host_addresses.clear()
         if self._started:
             run("ip", "link", "del", self.bridge, check=False)
             self._started = False
@@ -315,11 +348,13 @@ class ServiceProxy:
     def start(self) -> None:
         self._thread.start()
 
-    def listen(self, ip: str, port: int, backends: Backends) -> None:
-        """Forward `ip:port` to one of `backends()` (read at each connection), trying the next on failure."""
+    def listen(self, ip: str, port: int, backends: Backends, netns: str | None = None) -> None:
+        """Forward `ip:port` to one of `backends()` (read at each connection), trying the next on failure. With
+        `netns`, the listening socket lives in that namespace (a node port on a server's own address)."""
         key = (ip, port)
         if key in self._servers:
             return
+        sock = listening_socket(ip, port, netns) if netns else None
 
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             targets = backends()
@@ -337,6 +372,8 @@ class ServiceProxy:
             writer.close()
 
         async def serve() -> asyncio.base_events.Server:
+            if sock is not None:
+                return await asyncio.start_server(handle, sock=sock)
             return await asyncio.start_server(handle, ip, port, reuse_address=True)
 
         self._servers[key] = asyncio.run_coroutine_threadsafe(serve(), self._loop).result(10)
@@ -357,6 +394,38 @@ class ServiceProxy:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._servers.clear()
+
+
+def listening_socket(ip: str, port: int, netns: str) -> socket.socket:
+    """A TCP socket listening on `ip:port` inside namespace `netns`: made by a thread that enters the namespace
+    (setns affects only the calling thread), which keeps its namespace for life."""
+    import ctypes
+
+    made: list[socket.socket | BaseException] = []
+
+    def make() -> None:
+        try:
+            fd = os.open(f"/var/run/netns/{netns}", os.O_RDONLY)
+            try:
+                if ctypes.CDLL(None, use_errno=True).setns(fd, 0x40000000) != 0:
+                    raise OSError(ctypes.get_errno(), f"setns({netns})")
+            finally:
+                os.close(fd)
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((ip, port))
+            sock.listen(128)
+            sock.setblocking(False)
+            made.append(sock)
+        except BaseException as exc:  # handed to the caller's thread
+            made.append(exc)
+
+    thread = threading.Thread(target=make, name=f"listen {netns}")
+    thread.start()
+    thread.join(10)
+    if not made or isinstance(made[0], BaseException):
+        raise NetworkError(f"listening on {ip}:{port} in {netns}: {made[0] if made else 'timed out'}")
+    return made[0]
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

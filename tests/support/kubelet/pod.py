@@ -152,6 +152,10 @@ class Pod:
     message: str = ""
     admitted: bool = False
     events: list[tuple[float, str]] = field(default_factory=list)
+    node: str = ""
+    """The node the pod is bound to (`spec.nodeName`); the cluster's default node when empty."""
+    host_ip: str = ""
+    """A hostNetwork pod's address: its node's (the pod shares the node's namespace)."""
 
     @property
     def name(self) -> str:
@@ -171,7 +175,11 @@ class Pod:
 
     @property
     def ip(self) -> str:
-        return self.netns.ip
+        return self.host_ip or self.netns.ip
+
+    @property
+    def node_name(self) -> str:
+        return self.node or self.cluster.node_name
 
     @property
     def ready(self) -> bool:
@@ -213,19 +221,23 @@ class Kubelet:
     # --------------------------------------------------------------------------------------------- lifecycle
 
     def run(self, cluster: ClusterContext, obj: dict[str, Any], netns: Netns | None = None,
-            storage: Mapping[str, Path] | None = None) -> Pod:
+            storage: Mapping[str, Path] | None = None, node: str = "", host_ip: str = "") -> Pod:
         """Admit and start a pod (a Pod object: metadata + spec). `storage`: claim name -> directory, for a
-        StatefulSet pod's claims (kept across restarts by the caller)."""
+        StatefulSet pod's claims (kept across restarts by the caller). `node`: the node it is bound to; a
+        hostNetwork pod gets that node's namespace (`netns`) and address (`host_ip`)."""
         meta = obj["metadata"]
         key = f"{cluster.name}/{meta.get('namespace', 'default')}/{meta['name']}"
         if key in self.pods and not self._stopping[key].is_set():
             raise PodError(f"{key} is already running")
+        if obj["spec"].get("hostNetwork") and netns is None:
+            raise PodError(f"{key} uses the host network: the node's namespace must be given")
         netns = netns or self.network.add_namespace(key)
         root = self.root / cluster.name / meta.get("namespace", "default") / meta["name"]
-        pod = Pod(obj=obj, cluster=cluster, netns=netns, root=root)
+        pod = Pod(obj=obj, cluster=cluster, netns=netns, root=root, node=node, host_ip=host_ip)
         pod.init_containers = [Container(c, init=True) for c in obj["spec"].get("initContainers") or []]
         pod.containers = [Container(c) for c in obj["spec"]["containers"]]
-        self.network.write_files(netns.name, hosts=self.hosts_file(pod))
+        if not obj["spec"].get("hostNetwork"):  # a node's /etc/hosts is the node's
+            self.network.write_files(netns.name, hosts=self.hosts_file(pod))
         stop = threading.Event()
         with self._lock:
             self.pods[key] = pod
@@ -275,7 +287,7 @@ class Kubelet:
     def refresh_hosts(self) -> None:
         """Rewrite every running pod's /etc/hosts (a Service or a member's name was added)."""
         for pod in list(self.pods.values()):
-            if pod.phase not in ("Terminated",):
+            if pod.phase not in ("Terminated",) and not pod.spec.get("hostNetwork"):
                 self.network.write_files(pod.netns.name, hosts=self.hosts_file(pod))
 
     # --------------------------------------------------------------------------------------------- supervisor
@@ -357,7 +369,7 @@ class Kubelet:
         image = c.spec["image"]
         host_argv = (self.images.resolve(image, command + args) if command
                      else [*self.images.resolve(image, []), *args])
-        mounts = self._mounts(pod, c, volumes)
+        mounts = self._mounts(pod, c, volumes) + self._image_files(pod, c)
         spec = {"mounts": mounts, "env": env, "cwd": c.spec.get("workingDir") or "/", "argv": host_argv,
                 "hostname": pod.obj["spec"].get("hostname") or pod.name}
         log_path = pod.root / "logs" / f"{c.name}.log"
@@ -418,7 +430,7 @@ class Kubelet:
         obj = json.loads(json.dumps(pod.obj))
         obj.setdefault("apiVersion", "v1")
         obj.setdefault("kind", "Pod")
-        obj["spec"]["nodeName"] = pod.cluster.node_name
+        obj["spec"]["nodeName"] = pod.node_name
         try:
             pod.cluster.api.create(obj, dry_run=True)
         except ApiError as exc:
@@ -430,10 +442,11 @@ class Kubelet:
     def _field(self, pod: Pod, path: str) -> str:
         meta = pod.obj["metadata"]
         simple = {"metadata.name": pod.name, "metadata.namespace": pod.namespace, "metadata.uid": pod.uid,
-                  "spec.nodeName": pod.cluster.node_name,
+                  "spec.nodeName": pod.node_name,
                   "spec.serviceAccountName": pod.spec.get("serviceAccountName", "default"),
                   "status.podIP": pod.ip, "status.podIPs": pod.ip,
-                  "status.hostIP": pod.cluster.host_ip or pod.ip, "status.hostIPs": pod.cluster.host_ip or pod.ip}
+                  "status.hostIP": pod.host_ip or pod.cluster.host_ip or pod.ip,
+                  "status.hostIPs": pod.host_ip or pod.cluster.host_ip or pod.ip}
         if path in simple:
             return simple[path]
         match = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
@@ -594,6 +607,12 @@ class Kubelet:
                 path.mkdir(parents=True, exist_ok=True)
             elif "emptyDir" in volume:
                 path.mkdir(parents=True, exist_ok=True)
+            elif "hostPath" in volume:
+                # the node's own directory: kept across the pod's restarts and re-creations on that node
+                path = self.root.parent / "nodes" / pod.node_name / volume["hostPath"]["path"].lstrip("/")
+                if volume["hostPath"].get("type", "") not in ("", "DirectoryOrCreate", "Directory"):
+                    raise PodError(f"volume {name}: hostPath type {volume['hostPath']['type']} is not supported")
+                path.mkdir(parents=True, exist_ok=True)
             elif "secret" in volume:
                 s = volume["secret"]
                 data, modes = self._keyed(self._secret(pod, s["secretName"], s.get("optional")), s.get("items"),
@@ -670,10 +689,22 @@ class Kubelet:
             if m.get("subPath") and not source.exists():
                 source.mkdir(parents=True)
             target = Path(m["mountPath"])
-            with self._lock:
-                self._mountpoint(target, source.is_file())
+            nested = any(Path(o["mountPath"]) in target.parents for o in wanted)
+            if not nested:  # one under another mount is made inside it by the launcher
+                with self._lock:
+                    self._mountpoint(target, source.is_file())
             mounts.append([str(source), str(target), bool(m.get("readOnly"))])
         return mounts
+
+    def _image_files(self, pod: Pod, c: Container) -> list[list[Any]]:
+        """Files the image has at their paths (read-only), e.g. its user database."""
+        out = []
+        for path, content in self.images.files(c.spec["image"]).items():
+            source = pod.root / "image" / c.name / path.lstrip("/")
+            source.parent.mkdir(parents=True, exist_ok=True)
+            source.write_text(content)
+            out.append([str(source), path, True])
+        return out
 
     # --------------------------------------------------------------------------------------------- probes
 

@@ -23,6 +23,15 @@ from tests.support.kubelet.network import Netns
 from tests.support.kubelet.pod import ClusterContext, Kubelet, Pod, PodError, pod_template_hash
 
 
+@dataclass(frozen=True)
+class Node:
+    """A node of the cluster: its name, its own network namespace and address (what hostNetwork pods share)."""
+
+    name: str
+    netns: Netns
+    ip: str
+
+
 @dataclass
 class Workload:
     kind: str
@@ -42,11 +51,13 @@ class Controllers:
     """Turns one cluster's workload objects into pods on the kubelet."""
 
     def __init__(self, kubelet: Kubelet, cluster: ClusterContext, storage: Path,
-                 on_pod_netns: Callable[[Pod | None, str, Netns], None] | None = None,
-                 netns_for: Callable[[str], Netns] | None = None) -> None:
+                 netns_for: Callable[[str], Netns] | None = None, nodes: list[Node] | None = None) -> None:
         self.kubelet = kubelet
         self.cluster = cluster
         self.storage = storage
+        self.nodes = nodes or []
+        """The cluster's nodes: a DaemonSet runs one pod on each; other pods are spread over them in turn."""
+        self._next_node = 0
         self.workloads: dict[tuple[str, str, str], Workload] = {}
         self.netns_for = netns_for or (lambda key: kubelet.network.add_namespace(key))
         self._stable_netns: dict[str, Netns] = {}
@@ -67,13 +78,21 @@ class Controllers:
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
     def _start(self, obj: dict[str, Any], storage: dict[str, Path] | None = None,
-               stable: str | None = None) -> Pod:
+               stable: str | None = None, node: Node | None = None) -> Pod:
         netns = None
+        if node is None and self.nodes:
+            node = self.nodes[self._next_node % len(self.nodes)]
+            self._next_node += 1
+        if obj["spec"].get("hostNetwork"):
+            if node is None:
+                raise PodError(f"{obj['metadata']['name']}: a hostNetwork pod needs a node")
+            return self.kubelet.run(self.cluster, obj, netns=node.netns, storage=storage, node=node.name,
+                                    host_ip=node.ip)
         if stable is not None:  # a StatefulSet pod keeps its name, and here its address, across re-creation
             if stable not in self._stable_netns:
                 self._stable_netns[stable] = self.netns_for(stable)
             netns = self._stable_netns[stable]
-        return self.kubelet.run(self.cluster, obj, netns=netns, storage=storage)
+        return self.kubelet.run(self.cluster, obj, netns=netns, storage=storage, node=node.name if node else "")
 
     # ---------------------------------------------------------------------------------------------- kinds
 
@@ -94,6 +113,11 @@ class Controllers:
             self._statefulset(workload)
         elif kind == "Job":
             workload.pods.append(self._job_pod(workload, obj["spec"]["template"]))
+        elif kind == "DaemonSet":
+            if not self.nodes:
+                raise PodError(f"DaemonSet {workload.name}: the cluster has no nodes here")
+            for node in self.nodes:
+                workload.pods.append(self._daemon_pod(workload, node))
         elif kind == "CronJob":
             pass  # runs only when a test asks (run_cronjob)
         else:
@@ -105,6 +129,12 @@ class Controllers:
         digest = pod_template_hash(template)
         name = f"{workload.name}-{digest[:10]}-{secrets.token_hex(3)[:5]}"
         return self._start(self._pod(template, name, workload.namespace, {"pod-template-hash": digest[:10]}))
+
+    def _daemon_pod(self, workload: Workload, node: Node) -> Pod:
+        template = workload.obj["spec"]["template"]
+        name = f"{workload.name}-{secrets.token_hex(3)[:5]}"
+        obj = self._pod(template, name, workload.namespace, {"controller-revision-hash": pod_template_hash(template)})
+        return self._start(obj, node=node)
 
     def _statefulset(self, workload: Workload) -> None:
         spec = workload.obj["spec"]
@@ -151,6 +181,11 @@ class Controllers:
         `wipe` empties them first, as a replaced server's new volume would be)."""
         self.kubelet.stop(pod, grace)
         index = workload.pods.index(pod)
+        if workload.kind == "DaemonSet":
+            node = next(n for n in self.nodes if n.name == pod.node_name)
+            new = self._daemon_pod(workload, node)
+            workload.pods[index] = new
+            return new
         if workload.kind == "StatefulSet":
             ordinal = int(pod.name.rsplit("-", 1)[1])
             if wipe:
@@ -169,7 +204,7 @@ class Controllers:
         """A changed template: each pod replaced by one of the new template, Ready before the next goes."""
         workload.obj = obj
         for pod in list(workload.pods):
-            if workload.kind == "Deployment":
+            if workload.kind == "Deployment":  # maxSurge: a new pod Ready before an old one goes
                 new = self._deployment_pod(workload)
                 wait_ready(new, timeout)
                 self.kubelet.stop(pod, 5)

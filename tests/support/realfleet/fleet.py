@@ -49,7 +49,7 @@ from tests.support.kubelet.api import Api, ApiError, wait_for
 from tests.support.kubelet.images import ImageTable, python_interpreter
 from tests.support.kubelet.network import Netns, Network, reap_stale
 from tests.support.kubelet.pod import ClusterContext, Kubelet, Pod
-from tests.support.kubelet.workloads import Controllers, Workload, wait_done, wait_ready
+from tests.support.kubelet.workloads import Controllers, Node, Workload, wait_done, wait_ready
 from tests.support.realfleet.members import KwokMember
 from tests.support.realfleet.standin import HOST_CONTROLLERS, StandinCluster, kubeconfig_text
 from tests.support.testpki import Pair
@@ -261,7 +261,10 @@ class RealFleet:
     timings: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.network = Network()
+        # pods take their addresses from k3s's pod CIDR: the rendered nameserver ACL and NetworkPolicies name it
+        self.network = Network(pool="10.42.0.0/16")
+        self.hub_nodes: list[Node] = []
+        self.server_addresses: dict[str, list[str]] = {}
         self.names = Names()
         self.kubelet = Kubelet(self.network, ImageTable.default(), self.workdir / "pods", self.names.hosts_for,
                                self._service_links)
@@ -384,8 +387,8 @@ class RealFleet:
             for pod in workload.pods if workload else []:
                 wait_ready(pod, 600)
 
-    def _cluster(self, name: str, api: Api, context: ClusterContext) -> Cluster:
-        controllers = Controllers(self.kubelet, context, self.workdir / "storage" / name)
+    def _cluster(self, name: str, api: Api, context: ClusterContext, nodes: list[Node] | None = None) -> Cluster:
+        controllers = Controllers(self.kubelet, context, self.workdir / "storage" / name, nodes=nodes)
         cluster = Cluster(name, api, context, controllers)
         self.clusters[name] = cluster
         return cluster
@@ -402,7 +405,7 @@ class RealFleet:
                 self.names.services[(cluster.name, meta["namespace"], meta["name"])] = ip
                 for port in spec.get("ports") or []:
                     self.network.proxy.listen(ip, int(port["port"]), self._backends(cluster, svc, port))
-        self.kubelet.refresh_hosts()
+        self.refresh_names()
 
     def _backends(self, cluster: Cluster, svc: dict[str, Any], port: dict[str, Any]) -> Callable[[],
                                                                                              list[tuple[str, int]]]:
@@ -451,6 +454,7 @@ class RealFleet:
 
     def _host(self) -> None:
         assert self.rendered is not None
+        self.hub_nodes = self._hub_servers()
         self.host = StandinCluster("host", self.network, self.workdir, controllers=HOST_CONTROLLERS,
                                    ca=self.rendered.ca("hub-k3s-server-ca"),
                                    client_ca=self.rendered.ca("hub-k3s-client-ca"),
@@ -461,24 +465,32 @@ class RealFleet:
         host_ip = self.host.netns.ip
         self.network.add_vip(self.host.kubernetes_ip)
         self.network.proxy.listen(self.host.kubernetes_ip, 443, lambda: [(host_ip, 6443)])
-        # the program's own host kubeconfig (the first server's public address, k3s's CA, its admin certificate)
-        api = Api.from_kubeconfig(self.rendered.provider_kubeconfig("k8s-host"))
-        for address in self.hub_addresses():
+        for node in self.hub_nodes:  # k3s's API on every server's addresses
+            for address in self.server_addresses[node.name]:
+                self.network.proxy.listen(address, 6443, lambda: [(host_ip, 6443)], netns=node.netns.name)
+        for address in self.load_balancer_addresses():
             self.network.add_vip(address)
             self.network.proxy.listen(address, 6443, lambda: [(host_ip, 6443)])
-        context = ClusterContext("host", api, self.host.kubernetes_ip, 443, node_name="karmada-hub-cp-0",
-                                 host_ip=host_ip)
-        cluster = self._cluster("host", api, context)
+        # the program's own host kubeconfig (the first server's public address, k3s's CA, its admin certificate)
+        api = Api.from_kubeconfig(self.rendered.provider_kubeconfig("k8s-host"))
+        context = ClusterContext("host", api, self.host.kubernetes_ip, 443, node_name=self.hub_nodes[0].name,
+                                 host_ip=self.hub_nodes[0].ip)
+        cluster = self._cluster("host", api, context, nodes=self.hub_nodes)
         objects = self.rendered.objects("host")
         crds_needed = {o["kind"] for _, o in objects} & {"PodMonitor", "PrometheusRule"}
         self._apply_all(api, [(None, crd) for crd in third_party_crds(crds_needed)])
         applied = self._apply_all(api, objects, skip_workloads=True)
         self._publish_services(cluster, applied)
-        for address in self.hub_addresses():  # a node port answers on every server's address
-            for svc in cluster.services.values():
-                for port in svc["spec"].get("ports") or []:
-                    if port.get("nodePort"):
-                        self.network.proxy.listen(address, int(port["nodePort"]), self._backends(cluster, svc, port))
+        for svc in cluster.services.values():  # a node port answers on every server's address, and the LB's
+            for port in svc["spec"].get("ports") or []:
+                if not port.get("nodePort"):
+                    continue
+                for node in self.hub_nodes:
+                    for address in self.server_addresses[node.name]:
+                        self.network.proxy.listen(address, int(port["nodePort"]), self._backends(cluster, svc, port),
+                                                  netns=node.netns.name)
+                for address in self.load_balancer_addresses():
+                    self.network.proxy.listen(address, int(port["nodePort"]), self._backends(cluster, svc, port))
         self._mark("host objects applied")
         workloads = [o for _, o in objects if o["kind"] in WORKLOAD_KINDS]
         order = ["etcd", "karmada-apiserver", "karmada-aggregated-apiserver", "kube-controller-manager",
@@ -498,20 +510,54 @@ class RealFleet:
                     wait_ready(pod, 600)
                 self._mark(f"{key[1]} Ready")
 
+    def _hub_servers(self) -> list[Node]:
+        """The hub's servers as nodes: a namespace each, holding the server's public (Primary IP) and private
+        address, where its hostNetwork pods (the nameservers) run and its node ports answer."""
+        assert self.rendered is not None
+        public = {o["name"].removesuffix("-ipv4"): o["ipAddress"]
+                  for o in self.rendered.outputs("hcloud:index/primaryIp:PrimaryIp")
+                  if o.get("name", "").endswith("-ipv4")}
+        nodes = []
+        self.server_addresses: dict[str, list[str]] = {}
+        for record in self.rendered.plan.records:
+            if record.type != "hcloud:index/server:Server":
+                continue
+            server = unwrap(record.inputs)
+            name, private = server["name"], server["networks"][0]["ip"]
+            netns = self.network.add_namespace(f"hub server {name}")
+            addresses = [a for a in (public.get(name), private) if a]
+            for address in addresses:
+                self.network.add_address(netns.name, address)
+            self.server_addresses[name] = addresses
+            nodes.append(Node(name, netns, private))
+        return nodes
+
     def _headless(self, cluster: Cluster, workload: Workload) -> None:
         service = workload.obj["spec"].get("serviceName")
         for pod in workload.pods:
             self.names.headless[f"{pod.name}.{service}.{pod.namespace}.svc.{CLUSTER_DOMAIN}"] = pod.ip
+        self.refresh_names()
+
+    def refresh_names(self) -> None:
+        """Every pod's /etc/hosts, and the hub servers' (their hostNetwork pods resolve cluster names:
+        `dnsPolicy: ClusterFirstWithHostNet`)."""
         self.kubelet.refresh_hosts()
+        for node in self.hub_nodes:
+            self.network.write_files(node.netns.name, hosts=self.names.hosts_for(_NodeView(node.name)))
 
     def hub_addresses(self) -> list[str]:
-        """The hub servers' public addresses and the API load balancer's, where 6443 and the node ports answer."""
+        """The hub servers' public and private addresses and the API load balancer's: where 6443 and the node
+        ports answer (the k3s serving certificate names them)."""
+        return [a for addresses in self.server_addresses.values() for a in addresses] + self.load_balancer_addresses()
+
+    def public_addresses(self) -> list[str]:
+        return [addresses[0] for addresses in self.server_addresses.values()]
+
+    def load_balancer_addresses(self) -> list[str]:
+        """The hub's API load balancer (a VIP here, forwarding to every server)."""
         assert self.rendered is not None
-        out = [o["ipAddress"] for o in self.rendered.outputs("hcloud:index/primaryIp:PrimaryIp") if o.get("ipAddress")
-               and ":" not in o["ipAddress"]]
-        out += [o["ipv4"] for o in self.rendered.outputs("hcloud:index/loadBalancer:LoadBalancer")
+        return [o["ipv4"] for o in self.rendered.outputs("hcloud:index/loadBalancer:LoadBalancer")
                 if o.get("name", "").endswith("-api")]
-        return out
 
     # ------------------------------------------------------------------------------------------ karmada
 
@@ -529,8 +575,8 @@ class RealFleet:
                                            Controllers(self.kubelet, ClusterContext("karmada", api, ""),
                                                        self.workdir / "storage" / "karmada"))
         del applied
-        self.names.fixed[urlhost(self.pull_hub_url() or "https://api.invalid")] = self.hub_addresses()[0]
-        self.kubelet.refresh_hosts()
+        self.names.fixed[urlhost(self.pull_hub_url() or "https://api.invalid")] = self.public_addresses()[0]
+        self.refresh_names()
         self._mark("Karmada objects applied")
 
     def pull_hub_url(self) -> str | None:
@@ -678,6 +724,18 @@ class RealFleet:
             if standin is not None:
                 standin.stop()
         self.network.close()
+
+
+class _NodeView:
+    """What `Names.hosts_for` reads of a pod, for a hub server's own /etc/hosts (host cluster, no namespace)."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+
+    class cluster:  # noqa: N801 - mimics Pod.cluster
+        name = "host"
+
+    namespace = ""
 
 
 class _Placeholder:
