@@ -238,3 +238,13 @@ def test_karmada_search_is_reachable_before_it_is_ready(rendered_dev: Any) -> No
             seen.add(urn)
             todo += by_urn[urn].dependencies
     assert deployment not in seen
+    # and it starts after its RBAC: without the extension-apiserver-authentication reader it exits at start
+    seen, todo = set(), list(objects[("Deployment", "karmada-search", "k8s-host")].dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn not in seen and urn in by_urn:
+            seen.add(urn)
+            todo += by_urn[urn].dependencies
+    readers = [r.urn for (kind, name, provider), r in objects.items()
+               if kind == "RoleBinding" and provider == "k8s-karmada" and "karmada-search" in name]
+    assert readers and set(readers) <= seen

@@ -80,8 +80,9 @@ class KarmadaAddons(pulumi.ComponentResource):
                      "search-etcd-client.crt": etcd_client.cert_pem,
                      "search-etcd-client.key": pulumi.Output.secret(etcd_client.key_pem)}
             rbac = [apply("karmada", o, on_karmada) for o in docs.search_rbac()]
+            # after its RBAC in the karmada-apiserver: without the authentication reader it exits at start
             deploy(docs.search_workload(config, search_members),
-                            docs.search_deployment(config, search_members), files, client, after=[])
+                   docs.search_deployment(config, search_members), files, client, after=rbac)
             apply("host", docs.search_service(), on_host)
             service, apiservice_doc = docs.search_api(ca_bundle)
             svc = apply("karmada", service, on_karmada)
