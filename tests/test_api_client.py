@@ -38,3 +38,30 @@ def test_a_kubeconfig_tls_server_name_is_what_the_certificate_is_checked_for(tmp
             unnamed.get("/version")
     finally:
         server.close()
+
+
+def test_the_drill_and_doctor_client_checks_tls_server_name_too(tmp_path: Path) -> None:
+    """`hubctl drill` and `hubctl doctor` read the program's karmada kubeconfig (a server's address, the Service
+    name in tls-server-name): their client must check the certificate for that name, as kubectl does."""
+    from hubctl.drill.kube import Kube
+
+    ca = make_ca("karmada")
+    leaf = make_leaf(ca, "karmada-apiserver", True, dns_names=(SERVICE_NAME,))
+    (tmp_path / "tls.crt").write_text(leaf.cert_pem)
+    (tmp_path / "tls.key").write_text(leaf.key_pem)
+    server = LoopbackServer(_Ok, server_tls(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")))
+    try:
+        for name, expected in ((SERVICE_NAME, True), (None, False)):
+            path = tmp_path / f"{name}.kubeconfig"
+            path.write_text(kubeconfig("karmada", server.url, ca.cert_pem, token="t", tls_server_name=name))
+            kube = Kube(path)
+            try:
+                if expected:
+                    assert kube.get("/version") == {"kind": "Status", "path": "/version"}
+                else:
+                    with pytest.raises(OSError, match="CERTIFICATE_VERIFY_FAILED"):
+                        kube.get("/version")
+            finally:
+                kube.close()
+    finally:
+        server.close()

@@ -252,3 +252,30 @@ def test_no_token_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
         hcloud.Hcloud("http://127.0.0.1:9")
     with pytest.raises(DrillError, match="no such kubeconfig"):
         Kube(Path("/nonexistent/karmada.kubeconfig"))
+
+
+def test_method_command_needs_both_commands_and_no_token(fleet: DrillFleet, tmp_path: Path) -> None:
+    proc = _drill(fleet, tmp_path, "--yes", "--method", "command", "--kill-command", "true")
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, output
+    assert output.strip().splitlines() == [
+        "error: --method command needs both --kill-command and --restore-command (the drill restores the member "
+        "with the second, also when it stops early)"]
+    assert not fleet.hetzner.calls
+
+
+def test_method_command_runs_the_operators_commands_with_the_member(tmp_path: Path) -> None:
+    from hubctl.drill.command import Command
+    from hubctl.drill.kube import DrillError
+
+    log: list[str] = []
+    seen = tmp_path / "seen"
+    method = Command(f'echo "kill $DRILL_MEMBER $DRILL_REGION" >> {seen}', f'echo "restore $DRILL_MEMBER" >> {seen}',
+                     "dev-fsn1-a", "eu-fsn", log.append)
+    method.kill()
+    method.restore()
+    assert seen.read_text().splitlines() == ["kill dev-fsn1-a eu-fsn", "restore dev-fsn1-a"]
+    assert log == ["--kill-command done", "--restore-command done"]
+    failing = Command("echo refused >&2; exit 3", "true", "dev-fsn1-a", "eu-fsn", log.append)
+    with pytest.raises(DrillError, match="--kill-command exited 3: refused"):
+        failing.kill()

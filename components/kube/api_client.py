@@ -77,26 +77,20 @@ class KubeApi:
     def request(self, method: str, path: str, body: Any = None,
                 content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
         data = None if body is None else json.dumps(body).encode()
-        url = urllib.parse.urlsplit(self.server)
-        conn = _HTTPSConnection(url.hostname or "", url.port or 443, self._context(), self.timeout,
-                                self.tls_server_name)
         headers = {"Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         if data is not None:
             headers["Content-Type"] = content_type
         try:
-            conn.request(method, url.path.rstrip("/") + path, body=data, headers=headers)
-            resp = conn.getresponse()
-            payload = resp.read()
+            status, payload = https_request(self.server, self._context(), method, path, data, headers, self.timeout,
+                                            self.tls_server_name)
         except (http.client.HTTPException, OSError) as exc:
             raise ApiError(f"{method} {self.server}{path}: {exc}") from exc
-        finally:
-            conn.close()
         try:
-            return resp.status, json.loads(payload or b"{}")
+            return status, json.loads(payload or b"{}")
         except ValueError:
-            return resp.status, {}
+            return status, {}
 
     def get(self, path: str) -> dict[str, Any] | None:
         status, body = self.request("GET", path)
@@ -122,6 +116,20 @@ class KubeApi:
         if status not in (200, 202):
             raise ApiError(f"DELETE {path}: HTTP {status} {body.get('message', '')}".strip())
         return True
+
+
+def https_request(server: str, context: ssl.SSLContext, method: str, path: str, body: bytes | None,
+                  headers: dict[str, str], timeout: float, tls_server_name: str | None = None) -> tuple[int, bytes]:
+    """One HTTPS request to `server` + `path`: (status, body). The certificate is checked for `tls_server_name`
+    when given (a kubeconfig's `tls-server-name`), else for the URL's host. Raises OSError or HTTPException."""
+    url = urllib.parse.urlsplit(server)
+    conn = _HTTPSConnection(url.hostname or "", url.port or 443, context, timeout, tls_server_name)
+    try:
+        conn.request(method, url.path.rstrip("/") + path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
 
 
 class _HTTPSConnection(http.client.HTTPSConnection):

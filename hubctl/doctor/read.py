@@ -12,8 +12,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -41,16 +39,8 @@ class Api(Kube):
 
     def text(self, path: str, method: str = "GET", body: Any = None) -> tuple[int, str]:
         """(HTTP status, body text), without raising on an HTTP error status."""
-        headers = {"Accept": "text/plain, application/json", "Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self.context, timeout=self.timeout) as resp:
-                return resp.status, resp.read().decode(errors="replace")
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode(errors="replace")
+        status, payload = self.raw(method, path, body, accept="text/plain, application/json")
+        return status, payload.decode(errors="replace")
 
     def items(self, path: str) -> list[dict[str, Any]]:
         return list((self.request("GET", path) or {}).get("items") or [])

@@ -35,6 +35,7 @@ from components.operations.budget import FailoverReport, failover_budget, fmt_se
 from components.traffic import docs as traffic_docs
 from components.traffic import failover_docs
 from hubctl.drill import dnsq, hcloud, service
+from hubctl.drill.command import Command
 from hubctl.drill.kube import DrillError, Kube, KubeError
 from hubctl.drill.timeline import Phase, Timeline
 
@@ -334,6 +335,11 @@ class Drill:
             raise DrillError(f"--method firewall cannot kill {victim.name}: regions.{victim.region}.networkId is set, "
                              "so its LB and API reach the servers over the private network, which Hetzner Cloud "
                              "Firewalls do not filter; use --method poweroff (or lb-detach for ingress only)")
+        if a.method == "command" and not (a.kill_command and a.restore_command):
+            raise DrillError("--method command needs both --kill-command and --restore-command (the drill restores "
+                             "the member with the second, also when it stops early)")
+        if a.method != "command" and (a.kill_command or a.restore_command):
+            raise DrillError(f"--kill-command and --restore-command are for --method command, not {a.method}")
         if not a.yes:
             raise DrillError(f"hubctl drill kills member {victim.name} of {a.stack} for real ({a.method}: "
                              f"{METHOD_KILLS[a.method]}); add --yes to go ahead")
@@ -360,8 +366,10 @@ class Drill:
 
     def kill_method(self, config: FleetConfig, victim: Any, region: Any) -> hcloud.KillMethod:
         a = self.args
-        hc = hcloud.Hcloud(a.hcloud_endpoint)
         log = lambda text: self.say("kill" if not getattr(self, "restoring", False) else "restore", text)  # noqa: E731
+        if a.method == "command":
+            return Command(a.kill_command, a.restore_command, victim.name, victim.region, log)
+        hc = hcloud.Hcloud(a.hcloud_endpoint)
         if isinstance(victim.credentials, CapiCredentials):
             selector = f"{traffic_docs.CAPH_CLUSTER_LABEL_PREFIX}{victim.credentials.cluster}={traffic_docs.CAPH_OWNED}"
         else:
@@ -447,7 +455,7 @@ class Drill:
             signal.signal(signal.SIGTERM, previous)
             worker = getattr(self, "worker", None)
             if worker is not None and worker.is_alive():  # a kill or restore in flight finishes first
-                self.say("restore", "waiting for the Hetzner action in flight")
+                self.say("restore", "waiting for the kill or restore in flight")
                 worker.join(timeout=180)
             if killed:
                 self.restoring = True
@@ -470,7 +478,7 @@ class Drill:
 
 TAINT_KEYS = ("cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable", "fleet.karmada-hub.io/not-ready")
 METHOD_KILLS = {"poweroff": hcloud.PowerOff.kills, "firewall": hcloud.Firewall.kills,
-                "lb-detach": hcloud.LbDetach.kills}
+                "lb-detach": hcloud.LbDetach.kills, "command": Command.kills}
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

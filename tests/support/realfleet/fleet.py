@@ -700,11 +700,11 @@ class RealFleet:
 
     def write_kubeconfigs(self, directory: Path) -> dict[str, Path]:
         """The kubeconfigs an operator has for this fleet, as files (0600), with the names `hubctl drill` and
-        `hubctl doctor` read: `karmada`, `host`, `<member>`."""
+        `hubctl doctor` read: `karmada`, `hub` (the host cluster), `<member>`."""
         assert self.rendered is not None
         directory.mkdir(parents=True, exist_ok=True)
         texts = {"karmada": self.rendered.provider_kubeconfig("k8s-karmada"),
-                 "host": self.rendered.provider_kubeconfig("k8s-host"),
+                 "hub": self.rendered.provider_kubeconfig("k8s-host"),
                  **{name: m.kubeconfig for name, m in self.members.items()}}
         out = {}
         for name, text in texts.items():
