@@ -25,6 +25,7 @@ with the reason.
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import dataclasses
 import json
@@ -213,7 +214,9 @@ def render(stack: StackConfig, mocks: PlanMocks) -> Rendered:
 class Names:
     """Every name the pods resolve, written into each pod namespace's /etc/hosts."""
 
-    fixed: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, str | list[str]] = field(default_factory=dict)
+    """Names outside any cluster: one address, or several (a name with several A records, each a line, in order;
+    Go's and glibc's resolvers return them all from the hosts file)."""
     services: dict[tuple[str, str, str], str] = field(default_factory=dict)
     """(cluster, namespace, service) -> ClusterIP."""
     headless: dict[str, str] = field(default_factory=dict)
@@ -221,8 +224,9 @@ class Names:
 
     def hosts_for(self, pod: Pod) -> str:
         lines = ["127.0.0.1\tlocalhost"]
-        for name, ip in sorted(self.fixed.items()):
-            lines.append(f"{ip}\t{name}")
+        for name, ips in sorted(self.fixed.items()):
+            for ip in [ips] if isinstance(ips, str) else ips:
+                lines.append(f"{ip}\t{name}")
         for (cluster, namespace, service), ip in sorted(self.services.items()):
             if cluster != pod.cluster.name:
                 continue
@@ -575,7 +579,8 @@ class RealFleet:
                                            Controllers(self.kubelet, ClusterContext("karmada", api, ""),
                                                        self.workdir / "storage" / "karmada"))
         del applied
-        self.names.fixed[urlhost(self.pull_hub_url() or "https://api.invalid")] = self.public_addresses()[0]
+        # the API's name has every server's public address (the zone's static record): a dead server is one of three
+        self.names.fixed[urlhost(self.pull_hub_url() or "https://api.invalid")] = self.public_addresses()
         self.refresh_names()
         self._mark("Karmada objects applied")
 
@@ -714,9 +719,109 @@ class RealFleet:
             out[name] = path
         return out
 
+    # ------------------------------------------------------------------------------------------ traffic, kills
+
+    def start_traffic(self) -> None:
+        """The regional LBs, a recursive resolver, the client's namespace and the control socket the drill's kill
+        and restore commands talk to (traffic.py, control.py)."""
+        from tests.support.realfleet.control import ControlServer
+        from tests.support.realfleet.traffic import HealthCheck, RegionalLB, Resolver
+
+        assert self.config is not None and self.rendered is not None and self.config.dns is not None
+        lbs = {o["name"].removeprefix("fleet-"): o["ipv4"]
+               for o in self.rendered.outputs("hcloud:index/loadBalancer:LoadBalancer")
+               if o.get("name", "").startswith("fleet-")}
+        self.lbs: dict[str, Any] = {}
+        for member in self.config.members:
+            region = self.config.regions[member.region]
+            kwok = self.members[member.name]
+            assert kwok.netns is not None and kwok.api is not None
+            lb = RegionalLB(member.region, lbs[member.region], kwok.api, self.network, kwok.netns,
+                            HealthCheck(region.health_check.interval, region.health_check.timeout,
+                                        region.health_check.retries))
+            lb.start()
+            self.lbs[member.region] = lb
+        self.resolver = Resolver(self.network, self.workdir, self.config.dns.domain, self.public_addresses())
+        self.resolver_ip = self.resolver.start()
+        self.client = self.network.add_namespace("client")
+        self.network.write_files(self.client.name, hosts=self.names.hosts_for(_Placeholder()),  # type: ignore
+                                 resolv=f"nameserver {self.resolver_ip}\noptions timeout:2 attempts:1\n")
+        self.control = ControlServer(self.workdir / "control.sock", {
+            "blackhole": self.blackhole_member, "heal": self.heal_member, "stop": self.stop_member,
+            "start": self.start_member, "stop-server": self.stop_server, "start-server": self.start_server})
+        self._mark("traffic: regional LBs, resolver, client")
+
+    def member_namespaces(self, name: str) -> list[str]:
+        kwok = self.members[name]
+        assert kwok.netns is not None
+        pods = [p.netns.name for p in self.pods(f"member-{name}")]
+        return [kwok.netns.name, *pods]
+
+    def blackhole_member(self, name: str) -> str:
+        for ns in self.member_namespaces(name):
+            self.network.blackhole(ns)
+        return f"{name} black-holed"
+
+    def heal_member(self, name: str) -> str:
+        for ns in self.member_namespaces(name):
+            self.network.heal(ns)
+        return f"{name} healed"
+
+    def stop_member(self, name: str) -> str:
+        """The member dies whole: its control plane and its pods, with nothing to restart them."""
+        self.members[name].kill()
+        cluster = self.clusters.get(f"member-{name}")
+        for pod in self.pods(f"member-{name}"):
+            self.kubelet.stop(pod, grace=0)
+        return f"{name} stopped" + (f" ({len(cluster.workloads)} workloads' pods)" if cluster else "")
+
+    def start_member(self, name: str) -> str:
+        self.members[name].restart()
+        cluster = self.clusters.get(f"member-{name}")
+        for workload in (cluster.workloads.values() if cluster else []):
+            if workload.kind in ("Deployment", "StatefulSet", "DaemonSet"):
+                for pod in list(workload.pods):
+                    if pod.phase == "Terminated":
+                        cluster.controllers.replace(workload, pod)  # type: ignore[union-attr]
+        return f"{name} started"
+
+    def stop_server(self, index: str) -> str:
+        """Hub server n crashes: every pod bound to it dies, its addresses go silent."""
+        node = self.hub_nodes[int(index)]
+        stopped = []
+        for pod in self.pods("host"):
+            if pod.node_name == node.name:
+                self.kubelet.stop(pod, grace=0)
+                stopped.append(pod.name)
+        self.network.blackhole(node.netns.name)
+        return f"{node.name} down ({', '.join(sorted(stopped))})"
+
+    def start_server(self, index: str) -> str:
+        node = self.hub_nodes[int(index)]
+        self.network.heal(node.netns.name)
+        cluster = self.clusters["host"]
+        for workload in cluster.workloads.values():
+            for pod in list(workload.pods):
+                if pod.node_name == node.name and pod.phase == "Terminated":
+                    cluster.controllers.replace(workload, pod)
+        return f"{node.name} back"
+
+    def control_command(self, action: str, name: str) -> str:
+        """The shell command `hubctl drill --method command` runs to `action` `name` here."""
+        import shlex
+
+        return " ".join(shlex.quote(x) for x in ("env", f"PYTHONPATH={REPO}", python_interpreter(), "-m",
+                                                   "tests.support.realfleet.control",
+                                                   str(self.workdir / "control.sock"), action, name))
+
     # ------------------------------------------------------------------------------------------ teardown
 
     def close(self) -> None:
+        for part in ("control", "resolver"):
+            with contextlib.suppress(Exception):
+                getattr(self, part).close() if part == "control" else getattr(self, part).stop()
+        for lb in getattr(self, "lbs", {}).values():
+            lb.close()
         self.kubelet.close()
         for member in self.members.values():
             member.stop()
