@@ -279,3 +279,32 @@ def test_method_command_runs_the_operators_commands_with_the_member(tmp_path: Pa
     failing = Command("echo refused >&2; exit 3", "true", "dev-fsn1-a", "eu-fsn", log.append)
     with pytest.raises(DrillError, match="--kill-command exited 3: refused"):
         failing.kill()
+
+
+def test_a_client_blip_before_the_region_fails_is_not_its_first_success() -> None:
+    """Found on the real fleet: one slow request before the kill took effect marked the first client's "first
+    success" at 4 s, before the clients ever failed (9.6 s). Only failures after the dead region is seen failing
+    count."""
+    import argparse
+
+    from components.operations.budget import failover_budget
+    from hubctl.drill.run import Drill, Fleet, phases
+
+    config = load_stack("dev")
+    drill = Drill.__new__(Drill)
+    drill.args = argparse.Namespace(poll=1.0)
+    drill.print = lambda text: None
+    drill.tty = False
+    drill.timeline = Timeline("dev", "dev-fsn1-a", "dev-hel1-a", "command", "drill.dev.example.com",
+                              phases=phases(failover_budget(config), "command"))
+    drill.fleet = Fleet(config, config.members[0], config.members[1], "203.0.113.43", "198.51.100.86")
+    drill.first_client_failed = False
+    drill.t0 = 0.0
+    base = {"cluster": ("True", []), "binding": ["dev-fsn1-a", "dev-hel1-a"], "survivor_ready": True,
+            "dnsendpoint": None, "authoritative": None, "recursive": None, "retrying_client": True}
+    drill.judge("kill", {**base, "victim_path": True, "first_client": False}, 2.0)   # a blip: the path still works
+    drill.judge("kill", {**base, "victim_path": True, "first_client": True}, 4.0)
+    assert drill.timeline.phase("first_client").at is None
+    drill.judge("kill", {**base, "victim_path": False, "first_client": False}, 9.0)  # the region fails
+    drill.judge("kill", {**base, "victim_path": False, "first_client": True}, 20.0)
+    assert drill.timeline.phase("client_fail").at == 9.0 and drill.timeline.phase("first_client").at == 20.0

@@ -260,7 +260,8 @@ class Drill:
             mark("dnsendpoint", dnsep is not None and bool(dnsep) and victim_ip not in dnsep, ",".join(dnsep or []))
             mark("authoritative", bool(auth) and victim_ip not in auth, ",".join(auth or []))
             mark("recursive", bool(rec) and victim_ip not in rec, ",".join(rec or []))
-            if not s["first_client"]:
+            if not s["first_client"] and tl.phase("client_fail").at is not None:
+                # a failure counts once the dead region is seen failing: a blip before that is not the kill's
                 self.first_client_failed = True
             mark("retrying_client", tl.phase("client_fail").at is not None and s["retrying_client"])
             mark("first_client", self.first_client_failed and s["first_client"])

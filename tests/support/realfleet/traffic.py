@@ -5,7 +5,8 @@
   request for host H is answered 200 when the member has an Ingress for H whose Service has a ready endpoint, 503
   when it has none. Its targets are health-checked like the Hetzner LB's (`regions.<r>.healthCheck`: every
   `interval` s, `timeout` s each, unhealthy after `retries` failures in a row, healthy again on the first success):
-  a member whose API does not answer has no healthy target, and the LB answers 503. Black-holing the member's
+  a member whose API does not answer has no healthy target, and the LB answers 503; until the checks notice, a
+  request forwarded to a dead target fails with 502, as a proxy's does. Black-holing the member's
   namespace black-holes the LB's address with it (clients time out), as the issue's drill asks.
 - `Resolver`: Unbound (tests/support/dnslab.py) in its own namespace, its stub zone the fleet's subzone at the hub
   servers' public addresses (the delegation's glue), honouring TTLs.
@@ -78,6 +79,17 @@ class RegionalLB:
                                          daemon=True, name=f"lb {self.region} serve")
         self._serving.start()
 
+    def answer(self, host: str) -> int:
+        """As the Hetzner LB answers an HTTP request: 503 when no target is healthy, else the request goes to the
+        target, which answers what ingress-nginx would (200 with a ready endpoint, 503 without), or fails (502)."""
+        if not self.healthy:
+            return 503
+        try:
+            routes = self._routes(timeout=1.0)
+        except (ApiError, OSError, ValueError, KeyError):
+            return 502
+        return 200 if routes.get(host, False) else 503
+
     def _check_loop(self) -> None:
         while not self._stop.wait(0 if not self.routes and not self.failures else self.check.interval):
             try:
@@ -88,10 +100,10 @@ class RegionalLB:
                 if self.failures >= self.check.retries:
                     self.healthy = False
 
-    def _routes(self) -> dict[str, bool]:
+    def _routes(self, timeout: float | None = None) -> dict[str, bool]:
         """What ingress-nginx on the member would route: each Ingress host -> its backend has a ready endpoint."""
         api = Api(self.member_api.server, self.member_api.ca_pem, self.member_api.cert_pem, self.member_api.key_pem,
-                  self.member_api.token, timeout=self.check.timeout, pins=dict(self.member_api.pins))
+                  self.member_api.token, timeout=timeout or self.check.timeout, pins=dict(self.member_api.pins))
         ready_services = set()
         for slice_ in api.list("discovery.k8s.io/v1", "EndpointSlice"):
             service = (slice_["metadata"].get("labels") or {}).get("kubernetes.io/service-name")
