@@ -308,3 +308,31 @@ def test_a_client_blip_before_the_region_fails_is_not_its_first_success() -> Non
     drill.judge("kill", {**base, "victim_path": False, "first_client": False}, 9.0)  # the region fails
     drill.judge("kill", {**base, "victim_path": False, "first_client": True}, 20.0)
     assert drill.timeline.phase("client_fail").at == 9.0 and drill.timeline.phase("first_client").at == 20.0
+
+
+def test_a_previous_drills_terminating_namespace_is_waited_for() -> None:
+    """Found on the real fleet: a drill right after another failed with 'unable to create new content in namespace
+    karmada-hub-drill because it is being terminated'."""
+    import argparse
+
+    from hubctl.drill.kube import DrillError
+    from hubctl.drill.run import Drill
+
+    class Karmada:
+        def __init__(self, terminating: int) -> None:
+            self.left = terminating
+
+        def get(self, path: str) -> Any:
+            assert path == f"/api/v1/namespaces/{service.NAMESPACE}"
+            self.left -= 1
+            return {"status": {"phase": "Terminating"}} if self.left >= 0 else None
+
+    drill = Drill.__new__(Drill)
+    drill.args = argparse.Namespace(poll=0.01, settle_timeout=5.0)
+    drill.karmada = Karmada(terminating=3)  # type: ignore[assignment]
+    drill.wait_namespace_gone()
+    assert drill.karmada.left < 0  # type: ignore[attr-defined]
+    drill.args = argparse.Namespace(poll=0.01, settle_timeout=0.05)
+    drill.karmada = Karmada(terminating=10**6)  # type: ignore[assignment]
+    with pytest.raises(DrillError, match="still terminating"):
+        drill.wait_namespace_gone()

@@ -13,9 +13,6 @@ absolute times. A hub server lost while both members are healthy must evict noth
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +22,9 @@ import pytest
 
 from tests.support.dnslab import query
 from tests.support.kubelet.api import wait_for
+from tests.support.realfleet.drill import run_drill
 from tests.support.realfleet.fleet import RealFleet
-from tests.support.tools import REPO, require_tool, require_upstream
+from tests.support.tools import require_tool, require_upstream
 from upstream.build import all_binary_names
 
 PUSH, PULL = "dev-fsn1-a", "dev-hel1-a"
@@ -44,25 +42,6 @@ def fleet() -> Iterator[RealFleet]:
         real.up()
         real.start_traffic()
         yield real
-
-
-def run_drill(fleet: RealFleet, member: str, how: str, out: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """`hubctl drill dev --method command` from the client's namespace; returns timeline.json."""
-    kill, restore = {"blackhole": ("blackhole", "heal"), "stop": ("stop", "start")}[how]
-    kubeconfigs = out / "kubeconfigs"
-    fleet.write_kubeconfigs(kubeconfigs)
-    argv = [sys.executable, "-m", "hubctl", "drill", "dev", "--yes", "--member", member, "--method", "command",
-            "--kill-command", fleet.control_command(kill, member),
-            "--restore-command", fleet.control_command(restore, member),
-            "--kubeconfigs", str(kubeconfigs), "--nameserver", fleet.public_addresses()[0],
-            "--resolver", fleet.resolver_ip, "--out", str(out / "timeline"), "--poll", "1",
-            "--connect-timeout", "2", "--timeout", "420", "--settle-timeout", "300", *extra]
-    res = subprocess.run(fleet.network.exec_argv(fleet.client.name, argv), cwd=REPO, capture_output=True, text=True,
-                         timeout=1800)
-    (out / "drill.log").write_text(res.stdout + res.stderr)
-    timeline = json.loads((out / "timeline" / "timeline.json").read_text())
-    assert res.returncode == 0, f"drill {timeline['outcome']}:\n{(res.stdout + res.stderr)[-3000:]}"
-    return dict(timeline)
 
 
 def phases(timeline: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -388,10 +388,26 @@ class Drill:
 
     def deploy(self) -> None:
         f = self.fleet
+        self.wait_namespace_gone()
         for obj in service.documents(f.config.dns.domain, f.victim.name, f.survivor.name):  # type: ignore[union-attr]
             self.karmada.apply(obj)
         self.say("setup", f"probe service {service.NAMESPACE}/{service.NAME} ({self.host}) on {f.victim.name} and "
                  f"{f.survivor.name}")
+
+    def wait_namespace_gone(self) -> None:
+        """A previous drill's probe namespace still terminating refuses new objects ("is being terminated"): wait
+        for it to go, within the settle timeout."""
+        path = f"/api/v1/namespaces/{service.NAMESPACE}"
+        deadline = time.monotonic() + self.args.settle_timeout
+        while True:
+            ns = self.karmada.get(path)
+            if ns is None or (ns.get("status") or {}).get("phase") != "Terminating":
+                return
+            if time.monotonic() > deadline:
+                raise DrillError(f"namespace {service.NAMESPACE} in the karmada-apiserver is still terminating after "
+                                 f"{fmt_seconds(self.args.settle_timeout)} s (a previous drill's): wait, or look at "
+                                 "what holds it (kubectl get ns -o yaml)")
+            time.sleep(self.args.poll)
 
     def steady(self) -> None:
         f, deadline = self.fleet, time.monotonic() + self.args.settle_timeout
