@@ -122,7 +122,8 @@ def test_losing_a_hub_server_is_not_a_member_failure(fleet: RealFleet) -> None:
     wait_for(f"{host} published with both regions", lambda: set(
         (query(None, None, fleet.public_addresses()[1], host, timeout=2) or _empty()).addresses) == both, 300, 2)
     wait_for(f"{host} served", lambda: _client_ok(fleet, host), 120, 2)
-    seen: dict[str, Any] = {"not_ready": set(), "taints": set(), "bindings": set(), "failures": 0, "requests": 0}
+    seen: dict[str, Any] = {"not_ready": set(), "taints": set(), "bindings": set(), "failures": 0, "requests": 0,
+                            "renewals": []}
     observe_for = 2 * fleet.config.failover.cluster_monitor_grace_period + 60
     stopped = fleet.stop_server("0")
     started = time.monotonic()
@@ -133,6 +134,9 @@ def test_losing_a_hub_server_is_not_a_member_failure(fleet: RealFleet) -> None:
                 if ready.get("Ready") != "True":
                     seen["not_ready"].add(cluster["metadata"]["name"])
                 seen["taints"] |= {t["key"] for t in cluster["spec"].get("taints") or []}
+            lease = _get_lease(fleet, PULL)
+            if lease is not None and (not seen["renewals"] or seen["renewals"][-1] != lease):
+                seen["renewals"].append(lease)
             binding = _get_binding(fleet)
             if binding is not None:
                 seen["bindings"].add(tuple(sorted(c["name"] for c in binding["spec"].get("clusters") or [])))
@@ -142,6 +146,12 @@ def test_losing_a_hub_server_is_not_a_member_failure(fleet: RealFleet) -> None:
     finally:
         fleet.start_server("0")
     assert not seen["not_ready"] and not seen["taints"], (stopped, seen)
+    # the Pull agent kept renewing its lease well inside the grace period (what the hub would otherwise read as a
+    # dead member): the largest gap between two renewals seen
+    gaps = [(b - a).total_seconds() for a, b in zip(seen["renewals"], seen["renewals"][1:], strict=False)]
+    print(f"hub server loss: the Pull agent's lease renewals {len(seen['renewals'])}, largest gap "
+          f"{max(gaps, default=0):.0f} s (grace period {fleet.config.failover.cluster_monitor_grace_period} s)")
+    assert len(seen["renewals"]) > 3 and max(gaps) < fleet.config.failover.cluster_monitor_grace_period, gaps
     assert seen["bindings"] <= {(PUSH, PULL)}, seen["bindings"]
     assert seen["failures"] == 0 and seen["requests"] > 30, seen
     wait_for("the karmada-apiserver on the first server again", lambda: fleet.karmada.healthz(), 300, 2)
@@ -166,6 +176,23 @@ def _list_clusters(fleet: RealFleet) -> list[dict[str, Any]]:
         except OSError:
             continue
     raise AssertionError("no karmada-apiserver answers")
+
+
+def _get_lease(fleet: RealFleet, cluster: str) -> Any:
+    """When the member's agent last renewed its lease (karmada-cluster/<cluster> in the karmada-apiserver)."""
+    import datetime as dt
+
+    for address in fleet.public_addresses()[1:]:
+        api = fleet.karmada_api()
+        api.pins = {fleet.public_addresses()[0]: address}
+        api.timeout = 5
+        try:
+            lease = api.get("coordination.k8s.io/v1", "Lease", cluster, "karmada-cluster")
+        except OSError:
+            continue
+        renew = ((lease or {}).get("spec") or {}).get("renewTime")
+        return dt.datetime.fromisoformat(renew.replace("Z", "+00:00")) if renew else None
+    return None
 
 
 def _get_binding(fleet: RealFleet) -> dict[str, Any] | None:
