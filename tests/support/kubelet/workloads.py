@@ -200,6 +200,19 @@ class Controllers:
         workload.pods[index] = new
         return new
 
+    def replace(self, workload: Workload, pod: Pod) -> Pod:
+        """A pod that is gone (its node died) made again by its controller: a StatefulSet's with its name, claims
+        and address, a DaemonSet's on the same node, a Deployment's as a new pod."""
+        index = workload.pods.index(pod)
+        if workload.kind == "StatefulSet":
+            new = self._statefulset_pod(workload, int(pod.name.rsplit("-", 1)[1]))
+        elif workload.kind == "DaemonSet":
+            new = self._daemon_pod(workload, next(n for n in self.nodes if n.name == pod.node_name))
+        else:
+            new = self._deployment_pod(workload)
+        workload.pods[index] = new
+        return new
+
     def roll(self, workload: Workload, obj: dict[str, Any], timeout: float = 600) -> None:
         """A changed template: each pod replaced by one of the new template, Ready before the next goes."""
         workload.obj = obj
