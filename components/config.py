@@ -68,6 +68,13 @@ class ConfigError(Exception):
     """A user mistake in stack configuration; `str()` is the one line to print."""
 
 
+OFFLINE_PLACEHOLDER = "offline-placeholder-for-"
+"""What the offline planner (hubctl/stackfile.py) puts where a stack file has a `secure:` value: it never has
+the passphrase, so checks of a secret's content skip values that start with it."""
+IDENTITY_KEY = "identityKey"
+"""The region stack secret with its identity's private key (PEM), made by `hubctl region-key`."""
+
+
 def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
     return PydanticCustomError(kind, message, ctx)
 
@@ -637,6 +644,12 @@ class MemberConfig(Model):
     join_generation: int = Field(default=1, ge=1)
     """Pull members: bump it to mint a fresh bootstrap token and run the join again (a rebuilt member, or
     one whose `karmada-kubeconfig` Secret is gone). The token lives an hour and is in no stack's state."""
+    cluster_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                                                         r"[0-9a-f]{12}$")
+    """Pull members: the UID of the member's `kube-system` namespace (`kubectl get namespace kube-system -o
+    jsonpath='{.metadata.uid}'`; a region stack's `up` prints it as `pullClusterIds` while it is missing). The hub
+    creates the member's Cluster with it as `spec.id`, exactly as the agent would, so the agent needs no right to
+    create or change Clusters; until it is set, the region installs no agent."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -1215,8 +1228,10 @@ class FleetConfig(Model):
     trusted with (Cluster objects, agent RBAC, tenant namespaces, estimators) and signs each region's identity."""
     identity_csr: str | None = Field(default=None, pattern=r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+"
                                                           r"-----END CERTIFICATE REQUEST-----\n?$")
-    """For `region` stacks: the PEM CSR of this stack's identity (`pulumi stack output identityCsrPem`); its key
-    never leaves this stack. The hub signs it once its file carries it."""
+    """For `region` stacks: the PEM CSR of this stack's identity, exactly as `hubctl region-key <stack>` prints it
+    (subject `CN=karmada-hub:region:<region>` and nothing else); its key is the stack secret `identityKey`. The hub
+    signs it once its file carries it, and refuses any other subject, extension or a key the offline planner
+    derives."""
     secrets: dict[str, str] = Field(default={}, exclude=True)
     """Flat secret config keys (kubeconfigs, tokens) referenced by name elsewhere; never printed."""
 
@@ -1234,6 +1249,10 @@ class FleetConfig(Model):
             if self.hub_stack is None:
                 raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
                             loc=("hubStack",))
+            if self.identity_csr is None:
+                raise _fail("identity", "role 'region' needs its identity CSR: run `hubctl region-key <stack>` and "
+                            "commit the CSR it prints here", loc=("identityCsr",))
+            self._require_secret(IDENTITY_KEY, "< region.key (hubctl region-key sets it)", ("identityCsr",))
             if self.region is None or self.region not in self.regions:
                 raise _fail("missing", "role 'region' needs region: one of the keys of regions",
                             loc=("region",))
@@ -1252,10 +1271,9 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
-            if m.sync_mode == "Pull" and m.labels:
-                raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
-                            "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
-                            loc=("members", i, "labels"))
+            if m.sync_mode != "Pull" and m.cluster_id is not None:
+                raise _fail("cluster_id", "only a Pull member's Cluster carries the member's kube-system UID (a Push "
+                            "member's is read by the hub); remove clusterId", loc=("members", i, "clusterId"))
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
@@ -1671,7 +1689,7 @@ def read_stack_file(path: Any, stack_file: str) -> FleetConfig:
         if namespace != PROJECT:
             continue
         if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = f"placeholder-for-{name}"
+            raw[name] = f"{OFFLINE_PLACEHOLDER}{name}"
             secrets.add(name)
         else:
             raw[name] = value

@@ -19,7 +19,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import ConfigError, FleetConfig
+from components.config import IDENTITY_KEY, ConfigError, FleetConfig
 from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
 from components.fleet.policy_docs import cluster_taint_policy, priority_classes
@@ -154,7 +154,8 @@ def hub(config: FleetConfig) -> HubOutputs:
         dns_namespace, certificates = fleet_dns.namespace, [*certificates, *fleet_dns.certificates]
         namespaces += dns_namespace
     estimators = [m.name for m in members if m.scheduler_estimator]
-    HostNetworkPolicies("network-policies", config, host, estimators, namespaces)
+    HostNetworkPolicies("network-policies", config, host, estimators, namespaces,
+                        approver=any(m.sync_mode == "Pull" for m in members))
     registry = MemberRegistry("registry", config, members, tenants, karmada, host, karmada_ca, after)
     identities = RegionAccess("regions", config, intents, karmada, host, karmada_ca, cluster.client_ca,
                               [*after, *registry.ready, *dns_namespace])
@@ -188,16 +189,11 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
         assert config.region is not None and config.hub_stack is not None
         stack_file = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
         hub.fleet_contract.apply(lambda contract: _agree_with_hub(config, contract))
+        assert config.identity_csr is not None, "FleetConfig requires identityCsr for region stacks"
         identity = RegionIdentity(
-            "identity", config.region, stack_file, config.hub_stack.stack, config.identity_csr is not None,
-            hub.region_identities, hub.karmada_api_endpoint, hub.karmada_ca_cert_pem, hub.hub_api_endpoint,
-            hub.hub_server_ca_cert_pem)
-        pulumi.export("identityCsrPem", identity.csr_pem)
-        if identity.karmada_kubeconfig is None or identity.host_kubeconfig is None:
-            pulumi.log.warn(f"{stack_file}: karmada-hub:identityCsr is not set: this run made the stack's key and "
-                            "CSR only. Commit `pulumi stack output identityCsrPem` as karmada-hub:identityCsr, up "
-                            f"{config.hub_stack.stack}, then up this stack again.")
-            return
+            "identity", config.region, stack_file, config.hub_stack.stack, config.identity_csr,
+            pulumi.Output.secret(config.secrets[IDENTITY_KEY]), hub.region_identities, hub.karmada_api_endpoint,
+            hub.karmada_ca_cert_pem, hub.hub_api_endpoint, hub.hub_server_ca_cert_pem)
         writer = identity.karmada_kubeconfig
         dns = dns_provider(config, stack_file)
         karmada = k8s.Provider("k8s-karmada", kubeconfig=identity.karmada_kubeconfig, enable_server_side_apply=True)
@@ -206,11 +202,16 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
         if any(m.scheduler_estimator for m in config.members) or config.dns is not None:
             host = k8s.Provider("k8s-host", kubeconfig=identity.host_kubeconfig, enable_server_side_apply=True)
     capi = capi_provider(config)
+    cluster_ids: dict[str, pulumi.Output[str]] = {}
     for member in config.members:
         if config.role == "region" and member.region != config.region:
             continue
-        MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
-                      hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
+        joined = MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
+                               hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
+        if joined.pull_cluster_id is not None:
+            cluster_ids[member.name] = joined.pull_cluster_id
+    if cluster_ids:
+        pulumi.export("pullClusterIds", cluster_ids)
     FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
     traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,

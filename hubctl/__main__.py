@@ -1,5 +1,5 @@
 """`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, rollout, docs,
-kubeconfig.
+kubeconfig, region-key.
 
 Exit codes: 0 ok, 1 findings (policy violations, a failed rollout stack), 2 user error (stack files,
 flags, paths), 3 internal error. Every error is one line on stderr, never a traceback (HUBCTL_DEBUG=1
@@ -159,7 +159,33 @@ def _add_kubeconfig(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs, _add_kubeconfig)
+def _add_region_key(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("region-key", help="make a region's identity key here and print the CSR to commit")
+    p.add_argument("stack", help="a region stack in stacks/ (prod-fsn1, ...)")
+    p.add_argument("--key-file", default=None, metavar="PATH",
+                   help="write the key to this new file (mode 0600, outside the repository) instead of the stack's "
+                   "encrypted config (pulumi config set --secret identityKey)")
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from hubctl.region_key import make_region_key, stack_region, store_in_config, write_key_file
+
+        key = make_region_key(stack_region(repo, args.stack))
+        if args.key_file:
+            write_key_file(Path(args.key_file), key.key_pem, repo)
+            where = f"{args.key_file} (set it later: pulumi config set --secret identityKey -s {args.stack} < FILE)"
+        else:
+            store_in_config(repo, args.stack, key.key_pem)
+            where = f"the encrypted config of {args.stack} (karmada-hub:identityKey)"
+        out.stdout.write(key.csr_pem)
+        print(f"key: {where}. Commit the CSR above as karmada-hub:identityCsr in stacks/Pulumi.{args.stack}.yaml, "
+              f"then `pulumi up` the hub stack (it signs {key.user}), then this stack.", file=out.stderr)
+        return EXIT_OK
+
+    p.set_defaults(func=run)
+
+
+COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs, _add_kubeconfig,
+            _add_region_key)
 """One function per subcommand (a new command adds its own `_add_<name>` here)."""
 
 

@@ -44,6 +44,38 @@ def check(config: FleetConfig, stack_file: str) -> None:
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
+    if config.role == "region":
+        check_region_identity(config, stack_file)
+
+
+def check_region_identity(config: FleetConfig, stack_file: str) -> None:
+    """A region stack's own CSR is one its hub accepts, and its `identityKey` is that CSR's key (else the hub's
+    certificates would not work with it: one line now instead of a TLS error at the first API call). The offline
+    planner has no secrets: its placeholder is not checked."""
+    from cryptography.hazmat.primitives import serialization
+
+    from components.config import IDENTITY_KEY, OFFLINE_PLACEHOLDER
+    from components.kube.region_csr import check_region_csr
+
+    assert config.region is not None and config.identity_csr is not None, "FleetConfig checks both for regions"
+    stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
+    fix = f"make a key and CSR with `hubctl region-key {stack}` and commit the CSR it prints"
+    try:
+        csr = check_region_csr(config.identity_csr, config.region)
+    except ValueError as err:
+        raise ConfigError(f"{stack_file}: karmada-hub:identityCsr: {err}; {fix}") from None
+    key_pem = config.secrets[IDENTITY_KEY]
+    if key_pem.startswith(OFFLINE_PLACEHOLDER):
+        return
+    fmt = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    except (ValueError, TypeError):
+        raise ConfigError(f"{stack_file}: karmada-hub:{IDENTITY_KEY}: is not an unencrypted PEM private key; {fix}"
+                          ) from None
+    if key.public_key().public_bytes(*fmt) != csr.public_key.public_bytes(*fmt):
+        raise ConfigError(f"{stack_file}: karmada-hub:{IDENTITY_KEY}: is not the key of karmada-hub:identityCsr; "
+                          f"commit the CSR `hubctl region-key {stack}` printed with this key, or {fix}")
 
 
 def check_whatif(config: FleetConfig, stack_file: str) -> None:
