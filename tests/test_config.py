@@ -205,9 +205,12 @@ BAD: list[tuple[str, Mutation, str]] = [
      "karmada.etcd.defragSchedule: must be a 5-field cron expression like '17 */6 * * *' (got 'weekly')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
-    ("pull-member-labels", set_at(["members", 1, "labels"], {"tier": "standard"}),
-     "members[1].labels: a Pull member's Cluster is created by its karmada-agent, which sets no labels "
-     "(Karmada's agent has no flag for them); remove labels or use syncMode: Push"),
+    ("push-member-cluster-id", set_at(["members", 0, "clusterId"], "3f1c2b4a-0d5e-4c6b-9a7f-1e2d3c4b5a69"),
+     "members[0].clusterId: only a Pull member's Cluster carries the member's kube-system UID (a Push member's is "
+     "read by the hub); remove clusterId"),
+    ("pull-member-cluster-id-shape", set_at(["members", 1, "clusterId"], "kube-system"),
+     "members[1].clusterId: string should match pattern '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+     "[0-9a-f]{12}$' (got 'kube-system')"),
     # issue 16: messages that do not mislead, hostile values refused, nothing secret echoed
     ("ipv6-typo-says-ipv6", set_at(["hub", "firewall", "sshCidrs"], ["2001:db8::/129"]),
      "hub.firewall.sshCidrs[0]: '2001:db8::/129' is not a valid IPv6 network like 2001:db8::/48 ('129' is not a "

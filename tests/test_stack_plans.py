@@ -66,13 +66,12 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
                                                              region: str) -> None:
     plan = prod_plans[stack]
     _, config = load_config(REPO, stack)
-    # The hub owns its Push members' Cluster objects (a region may not write a secretRef); Pull agents make
-    # their own. The region writes the Push credentials and runs the Pull agents.
+    # The hub owns every member's Cluster object (a region may not write a secretRef, a Pull agent may not create
+    # or change a Cluster). The region writes the Push credentials and runs the Pull agents.
     assert not [o for t, o in objects(plan) if t == "karmada" and o["kind"] in ("Cluster", "Namespace")]
     hub_clusters = {o["metadata"]["name"] for t, o in objects(prod_plans["prod-hub"])
                     if t == "karmada" and o["kind"] == "Cluster"}
-    assert {m.name for m in config.members if m.sync_mode == "Push"} <= hub_clusters
-    assert not {m.name for m in config.members if m.sync_mode == "Pull"} & hub_clusters
+    assert {m.name for m in config.members} <= hub_clusters
     for m in config.members:
         if m.sync_mode == "Pull":
             assert "karmada-agent" in _deployments(plan, f"member-{m.name}")

@@ -75,7 +75,8 @@ def member_names(config: FleetConfig, index: int, member: MemberConfig) -> Itera
     else:
         args = flags.agent_args(name, member.api_endpoint.rstrip("/"), region=member.region, zones=member.zones,
                                 failover=flags.FailoverSettings.from_config(config.failover))
-        yield from _objects(key, name, [*member_docs.pull_hub_objects(name),
+        pull_cluster = [member_docs.cluster_object(member)] if member.cluster_id else []
+        yield from _objects(key, name, [*pull_cluster, *member_docs.pull_hub_objects(name),
                                         *member_docs.pull_member_objects(name, config.karmada.version, args, "x")])
         spec = pki_spec.agent_cert_spec(name)
         yield DerivedName(key, name, "Pull agent certificate CN", spec.common_name, rules.COMMON_NAME)
@@ -130,7 +131,7 @@ def tenant_names(config: FleetConfig) -> Iterator[DerivedName]:
         key = f"tenants[{index}]"
         objects = [policy_docs.tenant_namespace(tenant),
                    policy_docs.propagation_policy(tenant, regions, members, config.failover),
-                   policy_docs.override_policy(tenant, config.regions)]
+                   policy_docs.override_policy(tenant, config.regions, config.members)]
         if tenant.quota is not None:
             objects.append(policy_docs.federated_resource_quota(tenant))
         yield from _objects(key, tenant.name, objects)
