@@ -14,7 +14,8 @@ MemberRegistry's, in the hub stack.
   until the file carries it, installs no agent (the stack prints it as `pullClusterIds`); a committed one that is
   not the member's is a warning naming both.
 - `schedulerEstimator: true`: a read-only account in the member (`member_docs.estimator_reader_rules`) whose
-  token becomes the `<estimator>-member-kubeconfig` Secret on the hub's host cluster.
+  token and the member's CA become the `<estimator>-member-token` Secret on the hub's host cluster (data only; the
+  hub renders the kubeconfig around them).
 
 Removing a member from the stack deletes everything installed for it here.
 """
@@ -30,9 +31,7 @@ from components.config import CapiCredentials, FleetConfig, MemberConfig
 from components.fleet import member_docs as docs
 from components.fleet.pull_join import PullJoin
 from components.karmada import flags, manifests
-from components.karmada.pki_spec import estimator_service_name
 from components.kube import agent_script
-from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply, apply_rendered
 
 
@@ -162,12 +161,9 @@ class MemberCluster(pulumi.ComponentResource):
         token_secret = created[("Secret", docs.ESTIMATOR_READER)]
         token = pulumi.Output.secret(token_secret.output("data").apply(lambda d: _b64decode(d["token"])))
         ca = token_secret.output("data").apply(lambda d: _b64decode(d["ca.crt"]))
-        name = estimator_service_name(member.name)
-        kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
-        server = member.api_endpoint.rstrip("/")
-        apply_rendered("host", lambda t, c: manifests.secret(
-            name + manifests.MEMBER_KUBECONFIG_SUFFIX,
-            {kube_file: kubeconfig(member.name, server, c, token=t)}, component=name), [token, ca], on_host)
+        # Data only (the token and the member's CA): the hub renders the kubeconfig around them, so nothing this
+        # stack writes is ever code in a hub pod.
+        apply_rendered("host", lambda t, c: manifests.member_token_secret(member.name, t, c), [token, ca], on_host)
 
 
 def _same_id(where: str, member: MemberConfig, uid: str) -> str:

@@ -11,7 +11,8 @@ The hub owns every object whose content a region's identity could abuse, or that
   Pull join needs, the admission policy over bootstrap tokens and the agent CSR approver that ties a token to its
   member (csr_approver_docs.py);
 - each estimator member's karmada-scheduler-estimator on the host, with a serving certificate from the
-  Karmada CA (whose key never leaves the hub). The estimator mounts the `<name>-member-kubeconfig` Secret its
+  Karmada CA (whose key never leaves the hub), and its member kubeconfig (server from the member's stack file, the
+  CA and token as files): the estimator mounts only `token` and `ca.crt` of the `<name>-member-token` Secret its
   region stack writes (a read-only member token); until then its pods wait, so Pulumi does not await them.
 
 Region stacks (MemberCluster, FleetPolicies, RegionalTraffic) write the rest, with an identity allowed exactly that
@@ -128,12 +129,13 @@ class MemberRegistry(pulumi.ComponentResource):
         deployment = manifests.deployment(workload)
         # Its pods start once the region stack wrote the member kubeconfig: do not make the hub's `up` wait.
         deployment["metadata"]["annotations"] = dict(SKIP_AWAIT)
-        # The member kubeconfig is the region's (a reader token that changes only when rotated, then the runbook
-        # restarts the estimator); the serving certificate is the hub's and rolls the pods when renewed.
+        # The member token is the region's (a reader token that changes only when rotated, then the runbook
+        # restarts the estimator); the kubeconfig around it and the serving certificate are the hub's.
         template = deployment["spec"]["template"]
         template["metadata"]["annotations"] = {**(template["metadata"].get("annotations") or {}),
                                                rollouts.ELSEWHERE_ANNOTATION: workload.name +
-                                               manifests.MEMBER_KUBECONFIG_SUFFIX}
+                                               manifests.MEMBER_TOKEN_SUFFIX}
+        apply("host", manifests.member_kubeconfig_configmap(member.name, member.api_endpoint.rstrip("/")), on_host)
         apply("host", with_secret_checksum(deployment, [pki_doc]),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[pki])))
         apply("host", manifests.pdb(workload.name), on_host)

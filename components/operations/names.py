@@ -86,7 +86,8 @@ def member_names(config: FleetConfig, index: int, member: MemberConfig) -> Itera
             manifests.deployment(workload), manifests.pdb(workload.name),
             manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),
             manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX, {}, component=workload.name),
-            manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX, {}, component=workload.name),
+            manifests.member_token_secret(name, "token", "ca"),
+            manifests.member_kubeconfig_configmap(name, member.api_endpoint.rstrip("/")),
             *(p for p in flows.network_policies(network.control_plane_workloads((), [name]), [flags.NAMESPACE])
               if p["metadata"]["name"] == workload.name + flows.POLICY_SUFFIX)])
         for dns_name in pki_spec.estimator_cert_spec(name).dns_names:

@@ -14,8 +14,8 @@ karmada-apiserver
     Cluster objects that point at them are the hub's);
   - the bootstrap-token Secret `kube-system/bootstrap-token-<id>` of each of its Pull members (PullJoin).
 host (k3s)
-  - the `karmada-scheduler-estimator-<member>-member-kubeconfig` Secret of each estimator member (the
-    estimator Deployments and their serving certificates are the hub's);
+  - the `karmada-scheduler-estimator-<member>-member-token` Secret of each estimator member (a token and a CA,
+    data only: the kubeconfig around them, the estimator Deployments and their serving certificates are the hub's);
   - the region ConfigMap `external-dns/traffic-region-<region>` (its load balancer's address and members, which
     the failover controller probes), when the fleet has DNS and the region has members.
 
@@ -94,7 +94,7 @@ def karmada_grants(intent: RegionIntent) -> list[Grant]:
 
 
 def host_grants(intent: RegionIntent) -> list[Grant]:
-    grants = [Grant("", "secrets", flags.NAMESPACE, estimator_service_name(m.name) + manifests.MEMBER_KUBECONFIG_SUFFIX)
+    grants = [Grant("", "secrets", flags.NAMESPACE, estimator_service_name(m.name) + manifests.MEMBER_TOKEN_SUFFIX)
               for m in intent.members if m.scheduler_estimator]
     if intent.members and intent.config.dns is not None:
         grants.append(_grant(failover.region_configmap(intent.region, "192.0.2.1", [m.name for m in intent.members])))
