@@ -123,13 +123,23 @@ def published_hosts(ingress_list: Mapping[str, Any], domain: str, exclude: Itera
     return found
 
 
+REGION_CONFIGMAP_PREFIX = "traffic-region-"
+
+
 def region_addresses(configmap_list: Mapping[str, Any]) -> dict[str, str]:
-    """region -> LB IPv4, from the region ConfigMaps (a malformed one is skipped)."""
+    """region -> LB IPv4, from the region ConfigMaps (a malformed one is skipped). The region is the one the
+    ConfigMap's *name* says (`traffic-region-<region>`): that name is what the hub grants a region's identity
+    (trust/region_rbac.py), while its label and data are whatever that region wrote; a label naming another region
+    is a claim on that region's names and is skipped (security review 2, M1)."""
     import ipaddress
 
     regions: dict[str, str] = {}
     for cm in configmap_list.get("items", []):
-        region = ((cm.get("metadata") or {}).get("labels") or {}).get(REGION_LABEL)
+        meta = cm.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        region = name[len(REGION_CONFIGMAP_PREFIX):] if name.startswith(REGION_CONFIGMAP_PREFIX) else ""
+        if (meta.get("labels") or {}).get(REGION_LABEL) != region:
+            continue
         ip = (cm.get("data") or {}).get(REGION_IP_KEY, "")
         try:
             ipaddress.IPv4Address(ip)

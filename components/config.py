@@ -1413,8 +1413,12 @@ class FleetConfig(Model):
             if self.dns.txt_owner_id is not None:
                 raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
                             "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
-            # the region's drill records live in the DNS zone's own project: its token, not the region's
-            self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
+            # The hub owns every record (external-dns with the zone's token, on the hub): a region's config holding
+            # that token could edit every name of the zone (security review 2, H5).
+            if self.dns.token_config_key in self.secrets:
+                raise _fail("dns_token", "a region stack holds no DNS zone token (the hub stack owns every record); "
+                            "remove karmada-hub:{k} from this file", k=self.dns.token_config_key,
+                            loc=("dns", "tokenConfigKey"))
             return
         if self.dns.txt_owner_id is None:
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "

@@ -195,7 +195,7 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
             pulumi.Output.secret(config.secrets[IDENTITY_KEY]), hub.region_identities, hub.karmada_api_endpoint,
             hub.karmada_ca_cert_pem, hub.hub_api_endpoint, hub.hub_server_ca_cert_pem)
         writer = identity.karmada_kubeconfig
-        dns = dns_provider(config, stack_file)
+        dns = None  # a region holds no DNS token: the hub owns every record
         karmada = k8s.Provider("k8s-karmada", kubeconfig=identity.karmada_kubeconfig, enable_server_side_apply=True)
         after = []
         # Estimators run on the hub's host cluster; so does the failover controller this region's LB is published to.

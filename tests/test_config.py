@@ -560,3 +560,16 @@ def test_cli_unknown_stack_is_one_line(repo_copy: Path) -> None:
     assert result.stderr.splitlines() == [
         f"error: stacks/Pulumi.no-such-stack.yaml: no such stack file (stacks: {', '.join(stacks)})"]
     assert not (repo_copy / "build" / "plan" / "no-such-stack").exists()
+
+
+def test_a_region_stack_holds_no_dns_token() -> None:
+    """Review H5: the zone's token edits every name of the zone; the hub owns every record, a region file carrying
+    the token is refused with one line."""
+    raw, secrets = stack_values("prod-fsn1")
+    assert "hetznerDnsToken" not in raw
+    raw["hetznerDnsToken"] = "offline-placeholder-for-hetznerDnsToken"
+    with pytest.raises(ConfigError) as info:
+        FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets | {"hetznerDnsToken"})
+    assert str(info.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.tokenConfigKey: a region stack holds no "
+                               "DNS zone token (the hub stack owns every record); remove karmada-hub:hetznerDnsToken "
+                               "from this file")

@@ -56,7 +56,7 @@ def test_prod_hub_owns_the_fleet_names(prod_plans: dict[str, Plan]) -> None:
     assert deployments[failover_docs.NAME]["spec"]["replicas"] == 3, "the failover controller: one per hub server"
     namespaces = {o["metadata"]["name"] for t, o in objects(hub) if t == "karmada" and o["kind"] == "Namespace"}
     assert traffic.INGRESS_NAMESPACE in namespaces  # the fleet's, so no region stack owns it
-    # its one record is the hub's API name; the regions' drill records belong to the region stacks
+    # its one record is the hub's API name; the region stacks write none (they hold no DNS token)
     (record,) = [unwrap(r.inputs) for r in _records(hub, "hcloud:index/zoneRrset:ZoneRrset")]
     assert (record["zone"], record["name"], record["type"]) == ("prod.example.com", "api.hub", "A")
 
@@ -84,7 +84,7 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     for target in targets:
         assert unwrap(target.inputs)["usePrivateIp"] is True
         assert attachment.urn in target.dependencies  # targets on private IPs need the attachment first
-    assert len(_records(plan, "hcloud:index/zoneRrset:ZoneRrset")) == 1
+    assert _records(plan, "hcloud:index/zoneRrset:ZoneRrset") == []  # review H5: no DNS token, no record
     (override,) = [o for t, o in objects(plan) if t == "karmada" and o["kind"] == "OverridePolicy"
                    and o["metadata"]["namespace"] == traffic.INGRESS_NAMESPACE]
     assert override["metadata"]["name"] == f"{traffic.INGRESS_CONTROLLER}-publish-status-{region}"
@@ -169,3 +169,12 @@ def test_no_two_prod_stacks_claim_the_same_hetzner_name(prod_plans: dict[str, Pl
                 continue
             owners.setdefault(key, []).append(stack)
     assert owners and not {k: v for k, v in owners.items() if len(v) > 1}
+
+
+@pytest.mark.parametrize("stack", ["prod-fsn1", "prod-hel1", "prod-ash"])
+def test_a_region_stack_has_no_dns_provider_and_writes_no_record(prod_plans: dict[str, Any], stack: str) -> None:
+    """Review H5: no provider holding the zone's token, no record set; the region's address reaches DNS only
+    through the hub (its ConfigMap on the host, which the hub's failover controller reads)."""
+    records = prod_plans[stack].records
+    assert not [r.name for r in records if r.type == "pulumi:providers:hcloud" and r.name == "hcloud-dns"]
+    assert not [r.name for r in records if r.type.startswith("hcloud:index/zoneRrset")]

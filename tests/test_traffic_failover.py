@@ -9,6 +9,7 @@ down (a 0.3 s probe period) so each scenario takes seconds; every wait is bounde
 
 from __future__ import annotations
 
+import copy
 import socket
 import subprocess
 import time
@@ -104,6 +105,20 @@ def test_published_hosts_from_ingress_templates() -> None:
     cms = {"items": [failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"]),
                      {"metadata": {"labels": {tf.REGION_LABEL: "bad"}}, "data": {"lbIpv4": "not-an-ip"}}]}
     assert tf.region_addresses(cms) == {"eu-fsn": "203.0.113.10"}
+
+
+def test_a_region_is_the_one_its_configmap_name_says() -> None:
+    """Review M1: RBAC grants a region its ConfigMap by name (`traffic-region-<region>`); the label is what the region
+    wrote. eu-hel's ConfigMap labelled eu-fsn (or a new region) claims nothing: only the name's region counts."""
+    own = failover_docs.region_configmap("eu-hel", "198.51.100.7", ["dev-hel1-a"])
+    claim = copy.deepcopy(own)
+    claim["metadata"]["labels"][tf.REGION_LABEL] = "eu-fsn"
+    invented = copy.deepcopy(own)
+    invented["metadata"]["labels"][tf.REGION_LABEL] = "zz-new"
+    fsn = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"])
+    assert tf.region_addresses({"items": [fsn, claim]}) == {"eu-fsn": "203.0.113.10"}
+    assert tf.region_addresses({"items": [fsn, invented]}) == {"eu-fsn": "203.0.113.10"}
+    assert tf.region_addresses({"items": [fsn, own]}) == {"eu-fsn": "203.0.113.10", "eu-hel": "198.51.100.7"}
 
 
 def test_dnsendpoint_validates_against_the_upstream_crd() -> None:

@@ -28,7 +28,8 @@ class RegionalTraffic(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None, *, host_provider: pulumi.ProviderResource | None = None,
                  host_after: list[pulumi.Resource] | None = None,
                  dns_provider: pulumi.ProviderResource | None = None) -> None:
-        """`dns_provider`: the DNS zone project's hcloud provider (hetzner/dns_provider.py) for the drill records."""
+        """`dns_provider`: the DNS zone project's hcloud provider (hetzner/dns_provider.py) for the drill records; only
+        a stack that is its own hub has one (a region stack holds no DNS token)."""
         super().__init__("karmada-hub:index:RegionalTraffic", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.lb_ipv4 = {}
@@ -79,7 +80,7 @@ class RegionalTraffic(pulumi.ComponentResource):
                     [lb.ipv4], pulumi.ResourceOptions(parent=self, provider=host_provider,
                                                       depends_on=list(host_after or [])),
                     placeholder="192.0.2.1")
-            if config.dns is not None:
+            if config.dns is not None and dns_provider is not None:  # the hub's (all-in-one); never a region's
                 record = docs.region_record(region_name, config.dns, "192.0.2.1")
                 hcloud.ZoneRrset(
                     f"{name}-{region_name}-record", zone=record["zone"], name=record["name"], type=record["type"],
