@@ -1280,6 +1280,11 @@ class FleetConfig(Model):
         if any(isinstance(m.credentials, CapiCredentials) for m in self.members):
             self._require_secret(self.capi.kubeconfig_config_key, "< capi-management.kubeconfig",
                                  ("capi", "kubeconfigConfigKey"))
+        elif self.role == "hub" and self.capi.kubeconfig_config_key in self.secrets:
+            # A CAPI credential where nothing reads it is one more place it leaks from (security review 2, C3).
+            raise _fail("capi_unused", "a hub stack joins no members and reads no Cluster API credential; remove "
+                        "karmada-hub:{k} from this file", k=self.capi.kubeconfig_config_key,
+                        loc=("capi", "kubeconfigConfigKey"))
         backup = self.karmada.etcd.backup
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):

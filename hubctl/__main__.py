@@ -1,5 +1,5 @@
 """`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, rollout, docs,
-kubeconfig, region-key.
+kubeconfig, region-key, capi-access.
 
 Exit codes: 0 ok, 1 findings (policy violations, a failed rollout stack), 2 user error (stack files,
 flags, paths), 3 internal error. Every error is one line on stderr, never a traceback (HUBCTL_DEBUG=1
@@ -184,8 +184,33 @@ def _add_region_key(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _add_capi_access(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("capi-access", help="the Cluster API reader a stack's capiKubeconfig must be (YAML for the "
+                       "management cluster)")
+    p.add_argument("stack", help="a region or all-in-one stack in stacks/")
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from components.config import CapiCredentials, ConfigError
+        from components.fleet.member_docs import capi_reader_objects
+        from components.kube.yamlutil import dump
+        from hubctl.commands import load_config
+
+        _, config = load_config(repo, args.stack, run_preflight=False)
+        members = [m for m in config.members if config.role != "region" or m.region == config.region]
+        if not any(isinstance(m.credentials, CapiCredentials) for m in members):
+            raise ConfigError(f"stacks/Pulumi.{args.stack}.yaml: karmada-hub:members: no member comes from Cluster "
+                              "API, so this stack needs no Cluster API credential")
+        out.stdout.write("".join(f"---\n{dump(o)}" for o in capi_reader_objects(args.stack, members)))
+        print(f"apply this to the Cluster API management cluster; then make a kubeconfig with the token of Secret "
+              f"karmada-hub-{args.stack}-token and set it: pulumi config set --secret capiKubeconfig -s "
+              f"{args.stack} < it", file=out.stderr)
+        return EXIT_OK
+
+    p.set_defaults(func=run)
+
+
 COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_docs, _add_kubeconfig,
-            _add_region_key)
+            _add_region_key, _add_capi_access)
 """One function per subcommand (a new command adds its own `_add_<name>` here)."""
 
 

@@ -664,3 +664,46 @@ def kubeconfig(
     if not server.startswith("https://"):
         raise ValueError(f"kubeconfig: server must be an https:// URL (got '{server}')")
     return render_kubeconfig(name, server, ca_pem, client_cert_pem, client_key_pem, token)
+
+
+# ------------------------------------------------------------------------------------- CAPI management
+
+
+CAPI_READER_PREFIX = "karmada-hub-"
+
+
+def capi_reader_objects(stack: str, members: list[MemberConfig]) -> list[dict[str, Any]]:
+    """Management cluster (not applied by the program: `hubctl capi-access <stack>` prints them for its operator):
+    the one identity a stack reads its CAPI members' kubeconfigs with. A ServiceAccount `karmada-hub-<stack>` (in
+    the namespace of the stack's first CAPI member) with a long-lived token Secret, and in every namespace of the
+    stack's CAPI members a Role that may `get` exactly its members' `<cluster>-kubeconfig` Secrets (what
+    MemberCluster's `Secret.get` reads, key `value`), bound to it. Nothing else: no list, no other Secret (not
+    another region's members, not the infrastructure provider's credentials in the same namespace), so a leaked
+    region config reaches its own members only (security review 2, C3). Rotate by deleting the token Secret."""
+    from components.config import CapiCredentials
+
+    capi = [m for m in members if isinstance(m.credentials, CapiCredentials)]
+    if not capi:
+        raise ValueError(f"stack {stack} reads no member from Cluster API")
+    name = f"{CAPI_READER_PREFIX}{stack}"
+    home = capi[0].credentials.namespace  # type: ignore[union-attr]
+    by_ns: dict[str, list[str]] = {}
+    for m in capi:
+        creds = m.credentials
+        assert isinstance(creds, CapiCredentials)
+        by_ns.setdefault(creds.namespace, []).append(f"{creds.cluster}-kubeconfig")
+    labels = {"app.kubernetes.io/part-of": "karmada-hub", "karmada-hub.io/stack": stack}
+    out: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": home,
+                                                                    "labels": labels}},
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+         "metadata": {"name": f"{name}-token", "namespace": home, "labels": labels,
+                      "annotations": {"kubernetes.io/service-account.name": name}}},
+    ]
+    for ns in sorted(by_ns):
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                    "metadata": {"name": name, "namespace": ns, "labels": labels},
+                    "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": sorted(by_ns[ns]),
+                               "verbs": ["get"]}]})
+        out.append(_binding("RoleBinding", name, "Role", _sa_subject(name, home), ns=ns, labels=labels))
+    return out
