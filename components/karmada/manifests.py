@@ -336,13 +336,26 @@ anonymous:
 """
 
 
-def encryption_config(aescbc_key_b64: str) -> str:
-    """EncryptionConfiguration: Secrets encrypted at rest with aescbc; `identity` last keeps old data readable."""
+ENCRYPTED_RESOURCES = ("secrets", "works.work.karmada.io")
+"""What the karmada-apiserver encrypts at rest: Secrets, and Works, which carry every propagated manifest, tenant
+Secrets included (security review 2, M2; custom resources are encryptable since Kubernetes 1.26)."""
+
+
+def encryption_config(secretbox_key_b64: str, aescbc_key_b64: str) -> str:
+    """EncryptionConfiguration: `secretbox` (XSalsa20-Poly1305, an authenticated cipher without aescbc's padding
+    oracle; k8s.io/apiserver v0.35.4 pkg/server/options/encryptionconfig `secretboxPrefixTransformer`) writes;
+    the earlier `aescbc` key still reads what was written with it, `identity` what was written in clear (Works
+    before this configuration); both until a storage migration rewrote every object (rotate-certificates.md)."""
+    resources = ", ".join(f'"{r}"' for r in ENCRYPTED_RESOURCES)
     return f"""apiVersion: apiserver.config.k8s.io/v1
 kind: EncryptionConfiguration
 resources:
-  - resources: ["secrets"]
+  - resources: [{resources}]
     providers:
+      - secretbox:
+          keys:
+            - name: key2
+              secret: {secretbox_key_b64}
       - aescbc:
           keys:
             - name: key1

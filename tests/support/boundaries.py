@@ -9,9 +9,12 @@ expected answer: allowed, or refused with `reason` (a substring of the API serve
 
 How to run them against a real karmada-apiserver (kube-apiserver v1.35.4 with the rendered flags and the rendered
 RBAC, admission policies and CRDs applied): authenticate each identity (client certificates from the rendered
-Karmada CA, or a token table), and send admission cases with `?dryRun=All` so that they stay independent (admission,
-ValidatingAdmissionPolicy included, runs on dry-run requests; nothing is stored). `setup` lists objects a case needs
-to exist first (applied by an admin, e.g. the bootstrap token an UPDATE case changes).
+Karmada CA, or a token table); ask RBAC cases as SubjectAccessReviews; send admission cases the way the program
+writes, as a server-side apply (PATCH, `application/apply-patch+yaml`, to the named object: authorized as `patch`,
+and as `create` with the name when it creates, k8s.io/apiserver v0.35 endpoints/handlers/patch.go), with
+`?dryRun=All` so that they stay independent (admission, ValidatingAdmissionPolicy included, runs on dry-run
+requests; nothing is stored). `setup` lists objects a case needs to exist first (applied by an admin).
+tests/integration/test_admission_policies.py does exactly that on a plain kube-apiserver v1.35.4.
 
 `decided_by` says which layer must give the answer: "rbac" cases are evaluated offline too
 (tests/test_boundaries.py, with tests/support/rbac.py over the rendered Roles and bindings); "admission" cases pass
@@ -230,7 +233,7 @@ def admission_cases(plans: Mapping[str, Any], now: dt.datetime | None = None) ->
     rendered = {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
                 for t, o in objects(fsn_plan) if t == "karmada" and o["apiVersion"].startswith("policy.karmada.io")}
     for (kind, ns, name), obj in sorted(rendered.items()):
-        case(f"eu-fsn applies its rendered {kind} {ns}/{name}", fsn, _req("create", obj), True, "what it renders")
+        case(f"eu-fsn applies its rendered {kind} {ns}/{name}", fsn, _req("patch", obj), True, "what it renders")
     pp = rendered[("PropagationPolicy", "shop", "shop")]
     op = rendered[("OverridePolicy", "shop", "shop-regional")]
     ing = next(o for (k, ns, _), o in rendered.items() if k == "OverridePolicy" and ns == "ingress-nginx")
@@ -287,9 +290,9 @@ def admission_cases(plans: Mapping[str, Any], now: dt.datetime | None = None) ->
             "clusterName", "prod-hel1-a"), "quota may be assigned only"),
     ]
     for id_, obj, change, reason in region_refusals:
-        case(id_, fsn, _req("create", _mutated(obj, change)), False, reason)
+        case(id_, fsn, _req("patch", _mutated(obj, change)), False, reason)
     case("the hub's admin is not a region (the policy matches region users only)", ADMIN,
-         _req("create", _mutated(op, lambda s: s["overrideRules"][0]["overriders"].__setitem__(
+         _req("patch", _mutated(op, lambda s: s["overrideRules"][0]["overriders"].__setitem__(
              "plaintext", [{"path": "/spec/replicas", "operator": "replace", "value": 5}]))), True,
          "matchConditions: region users")
 
@@ -297,7 +300,7 @@ def admission_cases(plans: Mapping[str, Any], now: dt.datetime | None = None) ->
     now = now or dt.datetime.now(dt.UTC)
     soon = (now + dt.timedelta(minutes=50)).strftime("%Y-%m-%dT%H:%M:%SZ")
     good = _token("prod-fsn1-b", soon)
-    case("a region writes its member's bootstrap token", fsn, _req("create", good), True, "PullJoin's token")
+    case("a region writes its member's bootstrap token", fsn, _req("patch", good), True, "PullJoin's token")
     for id_, token, reason in (
         ("review C1: a token without expiration", _token("prod-fsn1-b", soon, expiration=None), "data.expiration"),
         ("review C1: a token that signs", _token("prod-fsn1-b", soon, **{"usage-bootstrap-signing": "true"}),
@@ -309,8 +312,8 @@ def admission_cases(plans: Mapping[str, Any], now: dt.datetime | None = None) ->
                                                              **{"usage-bootstrap-authentication": None}),
          "authenticates and does nothing else"),
     ):
-        case(id_, fsn, _req("create", token), False, reason)
-        case(f"{id_} (by the hub's admin)", ADMIN, _req("create", token), False, reason)
+        case(id_, fsn, _req("patch", token), False, reason)
+        case(f"{id_} (by the hub's admin)", ADMIN, _req("patch", token), False, reason)
     longer = copy.deepcopy(good)
     longer["data"]["expiration"] = base64.b64encode(b"2099-01-01T00:00:00Z").decode()
     case("a token's expiration pushed out after creation (server-side apply)", fsn, Req(
