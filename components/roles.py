@@ -28,6 +28,7 @@ from components.hetzner.dns_provider import dns_provider
 from components.hetzner.hub_cluster import HubCluster
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
+from components.kube.objects import apply
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
 from components.operations.etcd_maintenance import EtcdMaintenance
@@ -38,6 +39,7 @@ from components.operations.region_intents import fleet_members, fleet_tenants, r
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
+from components.trust import hub_admission
 from components.trust.network_policy import HostNetworkPolicies
 from components.trust.region_access import RegionAccess
 from components.trust.region_identity import RegionIdentity
@@ -151,6 +153,8 @@ def hub(config: FleetConfig) -> HubOutputs:
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
         fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
+        for obj in hub_admission.refresher_policy():  # what the refresher's patch right may change
+            apply("karmada", obj, pulumi.ResourceOptions(provider=karmada, depends_on=list(after)))
         dns_namespace, certificates = fleet_dns.namespace, [*certificates, *fleet_dns.certificates]
         namespaces += dns_namespace
     estimators = [m.name for m in members if m.scheduler_estimator]

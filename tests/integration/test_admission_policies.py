@@ -29,7 +29,7 @@ from tests.support.rendered import find, objects, secret_files
 pytestmark = pytest.mark.integration
 
 _PATHS = {"Namespace": "/api/v1/namespaces", "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
-          "Secret": "/api/v1/namespaces/{ns}/secrets",
+          "Secret": "/api/v1/namespaces/{ns}/secrets", "Service": "/api/v1/namespaces/{ns}/services",
           "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
           "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
           "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
@@ -82,20 +82,19 @@ def hub(rendered_prod: dict[str, Any]) -> Iterator[Hub]:
             crd = yaml.safe_load((source / rel).read_text())
             h.admin("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
         rendered = [o for t, o in objects(rendered_prod["prod-hub"]) if t == "karmada" and o["kind"] in _PATHS
-                    and o["kind"] != "Secret"]
+                    and o["kind"] not in ("Secret", "Service")]
         for obj in sorted(rendered, key=lambda o: list(_PATHS).index(o["kind"])):
             h.admin("POST", _collection(obj), obj)
-        _wait_for_crds_and_policies(h)
+        _wait_for_crds_and_policies(h, boundaries.region_identity(rendered_prod, "eu-fsn"))
         yield h
 
 
-def _wait_for_crds_and_policies(h: Hub) -> None:
+def _wait_for_crds_and_policies(h: Hub, region: str) -> None:
     """CRDs serve and policies enforce a few seconds after they are stored (the policy informers sync): poll,
     bounded, until both policies refuse a probe that passes RBAC (a region's own object, the admin's token)."""
     import time
 
     query = "?" + urllib.parse.urlencode({"dryRun": "All", "fieldManager": "probe", "force": "true"})
-    region = next(u for u in h.tokens if u.startswith("karmada-hub:region:eu-fsn:"))
     policy = {"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
               "metadata": {"name": "shop", "namespace": "shop"},
               "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap"}], "placement": {}}}

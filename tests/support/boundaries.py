@@ -35,6 +35,8 @@ from typing import Any, Literal
 
 from components.fleet import csr_approver_docs as approver
 from components.fleet import member_docs
+from components.traffic import refresher_docs
+from components.trust import hub_admission
 from tests.support.rendered import objects
 
 Server = Literal["karmada", "host"]
@@ -84,7 +86,7 @@ ADMIN = Identity("karmada-hub-admin", ("system:masters",))
 def _plural(kind: str) -> str:
     return {"PropagationPolicy": "propagationpolicies", "OverridePolicy": "overridepolicies",
             "FederatedResourceQuota": "federatedresourcequotas", "Secret": "secrets", "ConfigMap": "configmaps",
-            "Cluster": "clusters"}[kind]
+            "Cluster": "clusters", "Service": "services"}[kind]
 
 
 def _req(verb: str, obj: Mapping[str, Any], body: bool = True) -> Req:
@@ -314,6 +316,27 @@ def admission_cases(plans: Mapping[str, Any], now: dt.datetime | None = None) ->
     ):
         case(id_, fsn, _req("patch", token), False, reason)
         case(f"{id_} (by the hub's admin)", ADMIN, _req("patch", token), False, reason)
+    # The status refresher: its patch right on every tenant's Service reaches one annotation only.
+    refresher = Identity(refresher_docs.USER)
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop",
+                                                                   "annotations": {"team": "shop"}},
+               "spec": {"type": "ClusterIP", "ports": [{"port": 80, "protocol": "TCP"}], "selector": {"app": "web"}}}
+    mark = {"apiVersion": "v1", "kind": "Service", "metadata": {
+        "name": "web", "namespace": "shop", "annotations": {hub_admission.REFRESH_ANNOTATION: "0123456789abcdef"}}}
+    case("the status refresher sets its annotation", refresher, _req("patch", mark), True, "what it does",
+         setup=(service,))
+    for id_, change in (
+        ("review M2: the status refresher rewrites a tenant's Service", lambda o: o.__setitem__(
+            "spec", {"type": "ExternalName", "externalName": "attacker.example"})),
+        ("the status refresher relabels a tenant's Service", lambda o: o["metadata"].__setitem__(
+            "labels", {"app": "other"})),
+        ("the status refresher rewrites another annotation", lambda o: o["metadata"]["annotations"].__setitem__(
+            "team", "other")),
+    ):
+        body = copy.deepcopy(mark)
+        change(body)
+        case(id_, refresher, _req("patch", body), False, "may change only the annotation", setup=(service,))
+
     longer = copy.deepcopy(good)
     longer["data"]["expiration"] = base64.b64encode(b"2099-01-01T00:00:00Z").decode()
     case("a token's expiration pushed out after creation (server-side apply)", fsn, Req(
