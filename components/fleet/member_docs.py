@@ -30,7 +30,7 @@ from components.config import MemberConfig
 from components.karmada import flags
 from components.kube import agent_script, rollouts
 from components.kube.kubeconfig import kubeconfig as render_kubeconfig
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
+from components.kube.pod_security import NON_ROOT_UID, RESTRICTED, container_security_context
 
 CLUSTER_NAMESPACE = "karmada-cluster"
 """`--cluster-namespace` default: credentials in the member (Push) and in the hub (both modes)."""
@@ -96,8 +96,10 @@ def agent_user(cluster: str) -> str:
 
 
 def namespace(name: str) -> dict[str, Any]:
-    """A namespace labelled as Karmada-owned (member `karmada-cluster`/`karmada-system`; hub `karmada-cluster`)."""
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": _labels()}}
+    """A namespace labelled as Karmada-owned (member `karmada-cluster`/`karmada-system`; hub `karmada-cluster`),
+    enforcing Pod Security `restricted` (the agent, the join and the restart run as such)."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**_labels(),
+                                                                                        **RESTRICTED}}}
 
 
 def _service_account(name: str, ns: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 from components.karmada import flags
 from components.karmada.pki_spec import estimator_service_name
 from components.kube import agent_script
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
+from components.kube.pod_security import NON_ROOT_UID, RESTRICTED, container_security_context
 
 PART_OF = "karmada"
 PKI_SECRET_SUFFIX = "-pki"
@@ -293,8 +293,7 @@ def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_cla
 
 def namespace(name: str = flags.NAMESPACE) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": PART_OF,
-                                                  "pod-security.kubernetes.io/enforce": "restricted"}}}
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": PART_OF, **RESTRICTED}}}
 
 
 def audit_policy() -> str:

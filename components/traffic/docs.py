@@ -26,7 +26,7 @@ from typing import Any
 
 from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
 from components.kube.flows import Listener, Workload
-from components.kube.pod_security import container_security_context
+from components.kube.pod_security import RESTRICTED, container_security_context
 from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
 # ------------------------------------------------------------------------------------------- constants
@@ -317,7 +317,8 @@ def external_dns_objects(dns: DnsConfig, token_secret: str) -> list[dict[str, An
         },
     }
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(EXTERNAL_DNS_NAMESPACE)},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {**_meta(EXTERNAL_DNS_NAMESPACE), "labels": {
+            **_meta(EXTERNAL_DNS_NAMESPACE)["labels"], **RESTRICTED}}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
          "automountServiceAccountToken": False},
         *external_dns_host_rbac(),
