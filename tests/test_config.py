@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from components.config import ConfigError, FleetConfig
-from tests.support.tools import REPO, copy_program, program_env, stack_values
+from tests.support.tools import REPO, copy_program, load_stack, program_env, stack_values
 
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
@@ -573,3 +573,24 @@ def test_a_region_stack_holds_no_dns_token() -> None:
     assert str(info.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.tokenConfigKey: a region stack holds no "
                                "DNS zone token (the hub stack owns every record); remove karmada-hub:hetznerDnsToken "
                                "from this file")
+
+
+def test_a_protected_hub_needs_its_k3s_checksum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review M5: the k3s binary's checksum came from the very release it verifies. A protected (production) hub is
+    refused at preview/up without hub.k3sSha256; the offline planner, which installs nothing, only warns."""
+    from components.kube.cert_schedule import OFFLINE_ENV
+    from components.operations import preflight
+
+    config = load_stack("prod-hub")
+    assert config.hub is not None and config.hub.protect and config.hub.k3s_sha256 is None
+    monkeypatch.delenv(OFFLINE_ENV, raising=False)
+    with pytest.raises(ConfigError) as info:
+        preflight.check_k3s_pinned(config, "stacks/Pulumi.prod-hub.yaml")
+    assert str(info.value).startswith("stacks/Pulumi.prod-hub.yaml: karmada-hub:hub.k3sSha256: a protected")
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    assert preflight.check_k3s_pinned(config, "stacks/Pulumi.prod-hub.yaml") == str(info.value)
+    monkeypatch.delenv(OFFLINE_ENV)
+    hub = config.hub.model_dump(by_alias=True)
+    pinned = load_stack("prod-hub", hub={**hub, "k3sSha256": "a" * 64})
+    assert preflight.check_k3s_pinned(pinned, "stacks/Pulumi.prod-hub.yaml") is None
+    assert preflight.check_k3s_pinned(load_stack("dev"), "stacks/Pulumi.dev.yaml") is None  # not protected

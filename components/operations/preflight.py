@@ -94,6 +94,26 @@ def check_whatif(config: FleetConfig, stack_file: str) -> None:
                           "group, or set failover: manual")
 
 
+def check_k3s_pinned(config: FleetConfig, stack_file: str) -> str | None:
+    """A protected (production) hub installs k3s only against a checksum its operator recorded
+    (`hub.k3sSha256`), not against the one the same release serves next to the binary (security review 2, M5):
+    refused with one line at `pulumi preview`/`up`. The offline planner installs nothing: there it is a warning,
+    returned for the caller to print."""
+    import os
+
+    from components.kube.cert_schedule import OFFLINE_ENV
+
+    hub = config.hub
+    if hub is None or not hub.protect or hub.k3s_sha256:
+        return None
+    message = (f"{stack_file}: karmada-hub:hub.k3sSha256: a protected (production) hub installs k3s {hub.k3s_version} "
+               "only against a checksum recorded here: set it to the sha256 of that release's k3s binary (its "
+               "sha256sum-amd64.txt, checked against the release's signature)")
+    if os.environ.get(OFFLINE_ENV) == "1":
+        return message
+    raise ConfigError(message)
+
+
 def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
     """What this `up` would change on the running hub, from what Hetzner reports (hetzner/changes.py): refuse a
     dangerous change with one line naming the key and the fix, warn about what will roll. Runs inside the
@@ -103,6 +123,10 @@ def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
     import pulumi
 
     from components.hetzner import changes, live
+
+    pinned = check_k3s_pinned(config, stack_file)
+    if pinned:
+        pulumi.log.warn(pinned)
 
     try:
         plan = changes.plan_hub(config.hub, config.karmada.etcd, live.read_deployed(config.hub))
