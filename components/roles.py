@@ -41,6 +41,7 @@ from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
 from components.trust import hub_admission
 from components.trust.network_policy import HostNetworkPolicies
+from components.trust.operators import OperatorAccess
 from components.trust.region_access import RegionAccess
 from components.trust.region_identity import RegionIdentity
 
@@ -141,7 +142,9 @@ def hub(config: FleetConfig) -> HubOutputs:
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
-    certificates = [*cluster.certificates, *control_plane.pki.certificates]
+    operators = OperatorAccess("operators", karmada_ca, cluster.client_ca, karmada, host, list(after),
+                               [cluster.readiness])
+    certificates = [*cluster.certificates, *control_plane.pki.certificates, *operators.certificates]
     if config.karmada.etcd.backup is not None:
         certificates += EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca,
                                    [control_plane.etcd]).certificates

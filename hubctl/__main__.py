@@ -144,16 +144,24 @@ def _add_kubeconfig(sub: argparse._SubParsersAction) -> None:
     p.add_argument("stack", help="the hub or all-in-one stack (org/project/stack or its name)")
     p.add_argument("api", choices=["karmada", "host"])
     p.add_argument("--from-file", help="read this `pulumi stack export --show-secrets` file instead")
+    p.add_argument("--break-glass", action="store_true",
+                   help="the program's own system:masters identity (nothing revokes it) instead of the operators' "
+                   "revocable one")
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
         import json
 
-        from hubctl.kubeconfig import admin_kubeconfig, export_stack
+        from hubctl.kubeconfig import admin_kubeconfig, export_stack, operator_kubeconfig
 
         export = json.loads(Path(args.from_file).read_text()) if args.from_file else export_stack(args.stack)
-        out.stdout.write(admin_kubeconfig(export, args.api))
-        print(f"note: this is a system:masters credential for the {args.api} API; keep it off shared disks",
-              file=out.stderr)
+        if args.break_glass:
+            out.stdout.write(admin_kubeconfig(export, args.api))
+            print(f"note: this is the break-glass system:masters credential for the {args.api} API: nothing revokes "
+                  "it before it expires; keep it off shared disks", file=out.stderr)
+        else:
+            out.stdout.write(operator_kubeconfig(export, args.api))
+            print(f"note: the operators' {args.api} credential (cluster-admin through ClusterRoleBinding "
+                  "karmada-hub:operators; deleting it revokes this); keep it off shared disks", file=out.stderr)
         return EXIT_OK
 
     p.set_defaults(func=run)
