@@ -548,15 +548,20 @@ class Uploaded:
     deleted: list[str]
 
 
-def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int, master: bytes, now: dt.datetime,
-           cipher: Aead, wanted_part: int = DEFAULT_PART_BYTES) -> Uploaded:
-    """Encrypt and stream `snapshot` as one multipart object, write its manifest, then apply retention."""
+def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int | None, master: bytes,
+           now: dt.datetime, cipher: Aead, wanted_part: int = DEFAULT_PART_BYTES) -> Uploaded:
+    """Encrypt and stream `snapshot` as one multipart object, write its manifest, then apply retention.
+
+    `retain` None: write only. No list, no delete, no abort of another run's upload: the bucket's lifecycle rule
+    expires old snapshots and incomplete uploads, so the hub's key needs no right to delete (a compromised hub
+    cannot erase the backups; security review 2, M7)."""
     size = snapshot.stat().st_size
     if size == 0:
         raise BackupError(f"{snapshot} is empty: etcdctl wrote no snapshot")
     key = snapshot_key(prefix, stack, now)
     part_size = part_bytes(ciphertext_size(size), wanted_part)
-    for stale_key, upload_id, initiated in store.list_multipart(stack_prefix(prefix, stack)):
+    for stale_key, upload_id, initiated in (store.list_multipart(stack_prefix(prefix, stack))
+                                            if retain is not None else ()):
         if now - initiated > STALE_UPLOAD:  # a run killed mid-upload; its parts cost storage until aborted
             store.abort_multipart(stale_key, upload_id)
     digests = Digests()
@@ -594,6 +599,8 @@ def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int, m
     if digests.plaintext_bytes != size:
         raise BackupError(f"{snapshot} changed while it was read ({size} -> {digests.plaintext_bytes} bytes)")
     store.put(key + MANIFEST_SUFFIX, json.dumps(manifest, indent=2).encode(), "application/json")
+    if retain is None:
+        return Uploaded(key, len(parts), manifest, [])
     listed = store.list_keys(stack_prefix(prefix, stack))
     if key not in listed:
         raise StoreError(f"{key} is not listed after the upload; refusing to delete older snapshots")
@@ -657,7 +664,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     _store_args(up)
     up.add_argument("--prefix", required=True)
     up.add_argument("--stack", required=True)
-    up.add_argument("--retain", type=int, required=True)
+    up.add_argument("--retain", type=int, default=None,
+                    help="keep this many snapshots and delete older ones (needs a key that may delete); omitted: "
+                    "write only, the bucket's lifecycle rule does retention")
     up.add_argument("--snapshot", required=True, type=Path)
     up.add_argument("--key-file", required=True, type=Path)
     up.add_argument("--part-size-mib", type=int, default=DEFAULT_PART_BYTES // MIB)

@@ -383,8 +383,10 @@ class EtcdBackupConfig(Model):
     """Bucket the snapshots are uploaded to (S3 bucket naming rules)."""
     prefix: str = Field(default="karmada-etcd", pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
     """Object key prefix of the snapshots inside the bucket."""
-    retain: int = Field(default=28, ge=1, le=1000)
-    """Snapshots kept per stack; older ones are deleted after each successful upload."""
+    retain: int | None = Field(default=None, ge=1, le=1000)
+    """Unset (recommended): the hub only writes; the bucket's lifecycle rule expires old snapshots and incomplete
+    uploads, and the hub's key may not delete (docs/runbooks/restore-etcd.md). Set: the uploader keeps this many
+    snapshots per stack and deletes older ones, so its key must be allowed to delete."""
     access_key_config_key: str = Field(default="etcdBackupAccessKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
     """Stack secret holding the object-storage access key."""
     secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")

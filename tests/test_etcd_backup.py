@@ -205,12 +205,34 @@ def _cli(*args: str, creds: up.Credentials = CREDS, wrapper: str | None = None) 
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(creds))
 
 
-def _upload(s3: FakeS3, snapshot: Path, tmp_path: Path, retain: int = 3, creds: up.Credentials = CREDS,
+def _upload(s3: FakeS3, snapshot: Path, tmp_path: Path, retain: int | None = 3, creds: up.Credentials = CREDS,
             part_mib: int = 5, wrapper: str | None = None) -> subprocess.CompletedProcess[str]:
     """The script with the CronJob's rendered arguments (docs.uploader_args), pointed at the fake store."""
+    keep = [f"--retain={retain}"] if retain is not None else []
     return _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups", "--prefix=karmada-etcd",
-                "--stack=dev", f"--retain={retain}", f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
+                "--stack=dev", *keep, f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
                 f"--part-size-mib={part_mib}", creds=creds, wrapper=wrapper)
+
+
+def test_without_retain_the_upload_only_writes(s3: FakeS3, tmp_path: Path) -> None:
+    """Review M7: the recommended mode. The uploader sends no list, delete or abort of another run (a write-only key
+    works; the bucket's lifecycle rule does retention), and every older snapshot stays."""
+    old = [f"karmada-etcd/dev/2026110{d}T000000Z.db.enc" for d in range(1, 4)]
+    s3.objects.update({k: b"old" for k in old})
+    snapshot = tmp_path / "snapshot.db"
+    snapshot.write_bytes(os.urandom(2 * MIB))
+    result = _upload(s3, snapshot, tmp_path, retain=None)
+    assert result.returncode == 0, result.stderr
+    assert "deleted 0 older snapshot(s)" in result.stdout
+    assert set(old) <= set(s3.objects)
+    verbs = {r.split(" ", 1)[0] for r in s3.requests}
+    assert verbs <= {"POST", "PUT"}, sorted(s3.requests)  # create/complete multipart, parts, the manifest
+    from components.operations import etcd_backup_docs
+    from tests.support.tools import load_stack
+
+    backup = load_stack("prod-hub").karmada.etcd.backup
+    assert backup is not None and backup.retain is None
+    assert not any(a.startswith("--retain") for a in etcd_backup_docs.uploader_args(backup, "prod-hub"))
 
 
 def test_multipart_upload_fetch_and_retention(s3: FakeS3, tmp_path: Path) -> None:
