@@ -34,6 +34,7 @@ def check(config: FleetConfig, stack_file: str) -> None:
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
                               f"{row.status}")
+    check_tenant_groups(config, stack_file)
     if config.failover.rto_seconds is not None and config.members:
         try:
             check_rto(failover_budget(config), config.failover.rto_seconds)
@@ -46,6 +47,23 @@ def check(config: FleetConfig, stack_file: str) -> None:
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
     if config.role == "region":
         check_region_identity(config, stack_file)
+
+
+def check_tenant_groups(config: FleetConfig, stack_file: str) -> None:
+    """Every affinity group a tenant names by region has a member to name: placement lists members by name
+    (policy_docs `_affinity_region`), and a group of regions without members would be an empty cluster list, which
+    Karmada reads as every cluster. Typical after removing a region's last member (docs/runbooks/members.md)."""
+    if not config.members:
+        return
+    have = {m.region for m in config.members}
+    for i, tenant in enumerate(config.tenants):
+        groups = [("preferredRegions", tenant.placement.preferred_regions)]
+        groups += [(f"overflow[{j}].regions", g.regions) for j, g in enumerate(tenant.placement.overflow)]
+        for key, regions in groups:
+            if regions and not set(regions) & have:
+                raise ConfigError(f"{stack_file}: karmada-hub:tenants[{i}].placement.{key}: no member in "
+                                  f"{', '.join(regions)} (tenant {tenant.name}); add a member there or remove the "
+                                  "region from the list")
 
 
 def check_region_identity(config: FleetConfig, stack_file: str) -> None:
