@@ -131,6 +131,29 @@ class ApiServer:
         out = (self._dir / log).open("wb")
         self._procs.append(subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT))
 
+    def spawn(self, argv: list[str], log: str) -> subprocess.Popen[bytes]:
+        """Another process beside the server (an aggregated apiserver), stopped and cleaned up with it."""
+        self._spawn(argv, log)
+        return self._procs[-1]
+
+    def log(self, name: str) -> str:
+        return (self._dir / name).read_text(errors="replace")
+
+    def kubeconfig(self, token: str) -> Path:
+        """A kubeconfig file for this server with `token` (for processes the test starts)."""
+        path = self._dir / f"kubeconfig-{len(list(self._dir.glob('kubeconfig-*')))}"
+        path.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": self.url, "certificate-authority": str(self._dir /
+                                                                                                    "ca.crt")}}],
+            "users": [{"name": "u", "user": {"token": token}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        return path
+
+    @property
+    def directory(self) -> Path:
+        return self._dir
+
     def request(self, token: str, method: str, path: str, body: Any = None,
                 content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
         """One call; (status, decoded JSON body or {})."""
