@@ -509,7 +509,7 @@ def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
     found = check_plan(plan_document(plan))
     assert [v.policy for v in found] == ["api-lb-world-reachable"] and found[0].advisory
     assert "WORLD-REACHABLE: tcp 5443, 6443" in format_violations(found, "dev")
-    assert format_violations(found, "dev").endswith("policy: ok in dev (13 rules, 0 violations)")
+    assert format_violations(found, "dev").endswith("policy: ok in dev (14 rules, 0 violations)")
     opted = dev_config.hub.model_copy(update={"load_balancer": dev_config.hub.load_balancer.model_copy(
         update={"world_reachable": True})})
     section = admin_paths_section(plan, dev_config.model_copy(update={"hub": opted}))
