@@ -28,6 +28,11 @@ class ApiError(Exception):
     pass
 
 
+class ApiConnectionError(ApiError, OSError):
+    """No HTTP answer at all (connection, TLS, timeout): still an OSError, as urllib's errors were, so a caller that
+    treats an unreachable API server as such keeps doing so."""
+
+
 @dataclass(frozen=True)
 class KubeApi:
     server: str
@@ -90,7 +95,7 @@ class KubeApi:
             resp = conn.getresponse()
             payload = resp.read()
         except (http.client.HTTPException, OSError) as exc:
-            raise ApiError(f"{method} {self.server}{path}: {exc}") from exc
+            raise ApiConnectionError(f"{method} {self.server}{path}: {exc}") from exc
         finally:
             conn.close()
         try:
