@@ -168,7 +168,7 @@ BAD: list[tuple[str, Mutation, str]] = [
                                                       "selfHosted": {"parentZone": "example.com"}}),
      "dns.selfHosted: selfHosted is read in mode self-hosted only; set dns.mode: self-hosted or remove it"),
     ("dns-mode-unknown", set_at(["dns", "mode"], "route53"),
-     "dns.mode: input should be 'hetzner' or 'self-hosted' (got 'route53')"),
+     "dns.mode: must be one of hetzner, self-hosted (got 'route53')"),
     ("dns-failover-timeout-not-below-period", set_at(["dns", "failover"], {"probePeriodSeconds": 3,
                                                                            "probeTimeoutSeconds": 3}),
      "dns.failover.probeTimeoutSeconds: probeTimeoutSeconds (3) must be below probePeriodSeconds (3): a round must "
