@@ -363,13 +363,19 @@ class _CtrlC:
         self.pressed = False
         self.previous: Any = None
         self.hook: Any = None
+        self.warning_filters: list[Any] = []
 
     def _handler(self, signum: int, frame: object) -> None:
+        import warnings
+
         from hubctl.errors import INTERRUPTED
 
         self.pressed = True
         INTERRUPTED.set()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # What a library says about the interrupt it caught is no second line: pydantic-core turns a
+        # KeyboardInterrupt inside a serializer into a UserWarning ("PydanticSerializationUnexpectedValue").
+        warnings.simplefilter("ignore")
         raise KeyboardInterrupt
 
     def _unraisable(self, unraisable: Any) -> None:
@@ -386,6 +392,9 @@ class _CtrlC:
                 signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _interrupted_early):
             self.previous = signal.signal(signal.SIGINT, self._handler)
             self.hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+            import warnings
+
+            self.warning_filters = list(warnings.filters)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -397,6 +406,10 @@ class _CtrlC:
         sys.unraisablehook = self.hook
         if not self.pressed:
             signal.signal(signal.SIGINT, self.previous)
+        else:
+            import warnings
+
+            warnings.filters[:] = self.warning_filters
 
 
 def console() -> None:
