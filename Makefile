@@ -4,7 +4,7 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup plan test lint budget docs clean upstream
+.PHONY: setup setup-locked lock plan test lint budget docs clean upstream
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
@@ -17,6 +17,21 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@touch $@
 
 setup: $(BIN)/.installed
+
+# Deploys (.github/workflows/up.yml): exactly the hashed runtime lock, nothing resolved at install time, no pip
+# upgrade; the policy pack's venv likewise. `make lock` rewrites both locks from the ranges (pip-tools).
+setup-locked:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --progress-bar off --require-hashes --no-deps -r requirements.lock
+	@test -x policy/venv/bin/python || $(PYTHON) -m venv policy/venv
+	policy/venv/bin/python -m pip install --quiet --progress-bar off --require-hashes --no-deps -r policy/requirements.lock
+
+lock: setup
+	$(BIN)/python -m pip install --quiet "pip-tools>=7.4,<8"
+	PIP_FIND_LINKS= $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
+		--no-emit-find-links --output-file requirements.lock requirements.txt
+	PIP_FIND_LINKS= $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
+		--no-emit-find-links --output-file policy/requirements.lock policy/requirements.txt
 
 plan: setup  ## offline plan of $(STACK) into build/plan/$(STACK) (no Pulumi CLI, no credentials)
 	@echo "==> hubctl plan $(STACK) --policy"

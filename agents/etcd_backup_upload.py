@@ -30,10 +30,11 @@ Objects: `<prefix>/<stack>/<UTC time>.db.enc` plus `<same>.json` (sizes, sha256 
 key id), written after the snapshot completed. Retention keeps the newest `--retain` snapshots (legacy
 unencrypted `<time>.db` objects count too) and deletes older ones with their manifests.
 
-With `--k3s-folder`/`--k3s-retain` the same run bounds the hub's own k3s snapshots in that folder the way k3s
-itself prunes them (`pkg/etcd/s3/s3.go` `SnapshotRetention`: every server's scheduled `etcd-snapshot-*` objects
-together, newest first, each with its `.metadata/` copy), so the bucket stays bounded whether or not the pinned k3s
-applies the retention the program hands it (components/operations/k3s_snapshots.py).
+With `--k3s-folder`/`--k3s-retain` (only beside `--retain`: a run without it sends no delete) the same run bounds
+the hub's own k3s snapshots in that folder the way k3s itself prunes them (`pkg/etcd/s3/s3.go` `SnapshotRetention`:
+every server's scheduled `etcd-snapshot-*` objects together, newest first, each with its `.metadata/` copy), so the
+bucket stays bounded whether or not the pinned k3s applies the retention the program hands it
+(components/operations/k3s_snapshots.py).
 """
 
 from __future__ import annotations
@@ -592,15 +593,20 @@ class Uploaded:
     deleted: list[str]
 
 
-def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int, master: bytes, now: dt.datetime,
-           cipher: Aead, wanted_part: int = DEFAULT_PART_BYTES) -> Uploaded:
-    """Encrypt and stream `snapshot` as one multipart object, write its manifest, then apply retention."""
+def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int | None, master: bytes,
+           now: dt.datetime, cipher: Aead, wanted_part: int = DEFAULT_PART_BYTES) -> Uploaded:
+    """Encrypt and stream `snapshot` as one multipart object, write its manifest, then apply retention.
+
+    `retain` None: write only. No list, no delete, no abort of another run's upload: the bucket's lifecycle rule
+    expires old snapshots and incomplete uploads, so the hub's key needs no right to delete (a compromised hub
+    cannot erase the backups; security review 2, M7)."""
     size = snapshot.stat().st_size
     if size == 0:
         raise BackupError(f"{snapshot} is empty: etcdctl wrote no snapshot")
     key = snapshot_key(prefix, stack, now)
     part_size = part_bytes(ciphertext_size(size), wanted_part)
-    for stale_key, upload_id, initiated in store.list_multipart(stack_prefix(prefix, stack)):
+    for stale_key, upload_id, initiated in (store.list_multipart(stack_prefix(prefix, stack))
+                                            if retain is not None else ()):
         if now - initiated > STALE_UPLOAD:  # a run killed mid-upload; its parts cost storage until aborted
             store.abort_multipart(stale_key, upload_id)
     digests = Digests()
@@ -638,6 +644,8 @@ def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int, m
     if digests.plaintext_bytes != size:
         raise BackupError(f"{snapshot} changed while it was read ({size} -> {digests.plaintext_bytes} bytes)")
     store.put(key + MANIFEST_SUFFIX, json.dumps(manifest, indent=2).encode(), "application/json")
+    if retain is None:
+        return Uploaded(key, len(parts), manifest, [])
     listed = store.list_keys(stack_prefix(prefix, stack))
     if key not in listed:
         raise StoreError(f"{key} is not listed after the upload; refusing to delete older snapshots")
@@ -701,7 +709,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     _store_args(up)
     up.add_argument("--prefix", required=True)
     up.add_argument("--stack", required=True)
-    up.add_argument("--retain", type=int, required=True)
+    up.add_argument("--retain", type=int, default=None,
+                    help="keep this many snapshots and delete older ones (needs a key that may delete); omitted: "
+                    "write only, the bucket's lifecycle rule does retention")
     up.add_argument("--snapshot", required=True, type=Path)
     up.add_argument("--key-file", required=True, type=Path)
     up.add_argument("--part-size-mib", type=int, default=DEFAULT_PART_BYTES // MIB)
@@ -754,6 +764,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if bool(args.k3s_folder) != (args.k3s_retain > 0):
             raise ValueError("--k3s-folder and --k3s-retain (>= 1) go together")
+        if args.k3s_folder and args.retain is None:
+            raise ValueError("--k3s-folder needs --retain: without it this run only writes (its key may not "
+                             "delete) and the bucket's lifecycle rule bounds both folders")
         result = upload(store, args.snapshot, args.prefix, args.stack, args.retain, read_master(args.key_file),
                         dt.datetime.now(dt.UTC), aead(), args.part_size_mib * MIB)
     except (BackupError, OSError, ValueError) as err:

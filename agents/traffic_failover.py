@@ -7,10 +7,12 @@ ConfigMap, with its helper `_incluster.py`, into a pinned Python image.
 Every replica is a prober. Each round (every `--period` seconds) it
 
 1. lists the Ingress templates in karmada-apiserver and keeps their hosts under `--domain` (the names the
-   fleet publishes; wildcards and the Pulumi-owned `lb.<domain>` subtree are skipped);
+   fleet publishes; wildcards and the `lb.<domain>` subtree of the regions' drill records are skipped);
 2. lists the region ConfigMaps in its namespace on the host cluster (`karmada-hub.io/traffic-region`), each
-   naming one region's load balancer address (written by the stack that owns the region); a region missing
-   from a list keeps its address for a few lists (a ConfigMap being replaced), an empty list changes nothing;
+   naming one region's load balancer address (written by the stack that owns the region; the region is the one
+   the ConfigMap's name says, `traffic-region-<region>`, which is what the hub's RBAC grants that region's
+   identity); a region missing from a list keeps its address for a few lists (a ConfigMap being replaced), an
+   empty list changes nothing;
 3. probes every (name, region) pair through that region's load balancer the way a client would: TCP, TLS with
    SNI = the name when the Ingress has TLS for it, `GET <path>` with `Host: <name>`; `--attempts` new
    connections at once, and the round fails only if all of them fail (status outside 200-399 is a failure).
@@ -33,6 +35,9 @@ fresh (their resourceVersion changed within three periods, measured on the leade
   hub nameserver holds the same (serial, content); a server that missed a write is brought up to date by a full
   sync (AXFR, then the whole difference). Every replica also asks every nameserver (and `--secondary`) for its
   serial (metrics), and the leader keeps the zone in a snapshot ConfigMap for nameservers that start from nothing.
+  Each region's drill record `<region>.lb.<domain>` (its LB address, for drills and people) is the leader's too:
+  in the zone (self-hosted), or one DNSEndpoint per region (hetzner; labelled with the region, never counted as
+  a name). Region stacks hold no DNS token (security review 2, H5).
   A name whose Ingress is gone loses its DNSEndpoint only after it was missing from three successful lists in
   a row and for `--delete-after` seconds; never while karmada-apiserver cannot be read, never after an empty
   list, never more than half of the names at once. A write that fails for one name does not stop the others.
@@ -75,7 +80,10 @@ CONFIGMAPS_PATH = "/api/v1/namespaces/{namespace}/configmaps"
 DNSENDPOINTS_PATH = "/apis/externaldns.k8s.io/v1alpha1/namespaces/{namespace}/dnsendpoints"
 
 REGION_LABEL = "karmada-hub.io/traffic-region"
-"""Label of a region ConfigMap (value: the region); its data holds `lbIpv4`."""
+"""Label of a region ConfigMap (value: the region, which must be the one its name says); its data holds `lbIpv4`.
+Also on the DNSEndpoint of a region's drill record (mode hetzner), which is no name's decision."""
+REGION_RECORD_SUBDOMAIN = "lb"
+"""A region's drill record is `<region>.lb.<domain>` (components/traffic/docs.py REGION_RECORD_LABEL)."""
 REGION_IP_KEY = "lbIpv4"
 VANTAGE_LABEL = "karmada-hub.io/failover-vantage"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -145,15 +153,24 @@ def published_hosts(ingress_list: Mapping[str, Any], domain: str, exclude: Itera
     return found
 
 
+REGION_CONFIGMAP_PREFIX = "traffic-region-"
+
+
 def region_addresses(configmap_list: Mapping[str, Any]) -> dict[str, str]:
-    """region -> LB IPv4, from the region ConfigMaps (a malformed one is skipped). Two ConfigMaps for one region
-    (a replacement created before the old one is deleted): the newest wins (creationTimestamp, then name)."""
+    """region -> LB IPv4, from the region ConfigMaps (a malformed one is skipped). The region is the one the
+    ConfigMap's *name* says (`traffic-region-<region>`): that name is what the hub grants a region's identity
+    (trust/region_rbac.py), while its label and data are whatever that region wrote; a label naming another region
+    is a claim on that region's names and is skipped (security review 2, M1). Should two ConfigMaps still name one
+    region, the newest wins (creationTimestamp, then name)."""
     import ipaddress
 
     regions: dict[str, tuple[str, str, str]] = {}
     for cm in configmap_list.get("items", []):
         meta = cm.get("metadata") or {}
-        region = (meta.get("labels") or {}).get(REGION_LABEL)
+        name = str(meta.get("name", ""))
+        region = name[len(REGION_CONFIGMAP_PREFIX):] if name.startswith(REGION_CONFIGMAP_PREFIX) else ""
+        if (meta.get("labels") or {}).get(REGION_LABEL) != region:
+            continue
         ip = (cm.get("data") or {}).get(REGION_IP_KEY, "")
         try:
             ipaddress.IPv4Address(ip)
@@ -468,6 +485,23 @@ def pending(host: str, regions: Mapping[str, str], votes: Mapping[str, list[Vote
     publish) — or it is published."""
     need = majority(vantage_points)
     return not all(sum(v.failures >= failure_threshold for v in votes.get(r, [])) >= need for r in regions)
+
+
+def region_record_name(region: str, domain: str) -> str:
+    return f"{region}.{REGION_RECORD_SUBDOMAIN}.{domain}"
+
+
+def region_dnsendpoint(namespace: str, region: str, domain: str, ip: str, ttl: int,
+                       resource_version: str | None = None) -> dict[str, Any]:
+    """Mode hetzner: the DNSEndpoint of one region's drill record, `<region>.lb.<domain>` -> its LB address (from
+    the region ConfigMap the hub granted that region; external-dns writes it like every name)."""
+    name = region_record_name(region, domain)
+    meta: dict[str, Any] = {"name": name, "namespace": namespace,
+                            "labels": {MANAGED_BY_LABEL: MANAGED_BY, REGION_LABEL: region}}
+    if resource_version:
+        meta["resourceVersion"] = resource_version
+    return {"apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "DNSEndpoint", "metadata": meta,
+            "spec": {"endpoints": [{"dnsName": name, "recordType": "A", "recordTTL": ttl, "targets": [ip]}]}}
 
 
 def dnsendpoint(namespace: str, decision: Decision, ttl: int, resource_version: str | None = None
@@ -1058,8 +1092,10 @@ class Controller:
             return {"at": micro_now(), "pending": len(targets) if names_known else -1}
         votes = self.fresh_votes()
         base = DNSENDPOINTS_PATH.format(namespace=self.s.namespace)
-        existing = {e["metadata"]["name"]: e for e in self.host.request(
-            "GET", f"{base}?labelSelector={MANAGED_BY_LABEL}%3D{MANAGED_BY}").get("items", [])}
+        existing, region_records = {}, {}
+        for e in self.host.request("GET", f"{base}?labelSelector={MANAGED_BY_LABEL}%3D{MANAGED_BY}").get("items", []):
+            is_region = REGION_LABEL in ((e.get("metadata") or {}).get("labels") or {})
+            (region_records if is_region else existing)[e["metadata"]["name"]] = e
         now = time.time()
         waiting = failed = 0
         plan: list[tuple[str, Decision, Mapping[str, Any] | None, list[str], dict[str, str]]] = []
@@ -1089,6 +1125,7 @@ class Controller:
                 self.stats["write_failures"] += 1
                 waiting += 1
                 log.warning("%s: decision not written: %s", host, err)
+        failed += self.write_region_records({} if self.zone is not None else regions, region_records, base)
         for name in deletions:
             try:
                 self.host.request("DELETE", f"{base}/{name}")
@@ -1161,6 +1198,40 @@ class Controller:
             self.host.request("PUT", f"{base}/{host}", body)
             if decision.changed:
                 log.info("%s: now %s (was %s)", host, ", ".join(decision.regions) or "-", ", ".join(current_targets))
+
+    def write_region_records(self, regions: Mapping[str, str], current: Mapping[str, Any], base: str) -> int:
+        """Mode hetzner: each region's drill record `<region>.lb.<domain>` as a DNSEndpoint of its own, which
+        external-dns writes with the names (mode self-hosted puts it into the zone instead, `ZoneWriter.desired`,
+        so here it gets none and a leftover one goes). The region and its address are the hub-granted ConfigMap's
+        (`region_addresses`); a region no longer listed loses its record (`merge_regions` has already waited out a
+        ConfigMap being replaced). Returns how many writes failed."""
+        failed = 0
+        want = {region_record_name(r, self.s.domain): (r, ip) for r, ip in regions.items()}
+        for name, (region, ip) in sorted(want.items()):
+            obj = current.get(name)
+            if obj is not None and endpoint_state(name, obj)[0] == [ip]:
+                continue
+            body = region_dnsendpoint(self.s.namespace, region, self.s.domain, ip, self.s.ttl,
+                                      None if obj is None else obj["metadata"].get("resourceVersion"))
+            try:
+                if obj is None:
+                    self.host.request("POST", base, body)
+                else:
+                    self.host.request("PUT", f"{base}/{name}", body)
+            except (ApiError, OSError) as err:
+                failed += 1
+                self.stats["write_failures"] += 1
+                log.warning("%s: region record not written: %s", name, err)
+                continue
+            log.info("%s: region %s at %s", name, region, ip)
+        for name in sorted(set(current) - set(want)):
+            try:
+                self.host.request("DELETE", f"{base}/{name}")
+            except (ApiError, OSError) as err:
+                failed += 1
+                self.stats["write_failures"] += 1
+                log.warning("%s: region record not deleted: %s", name, err)
+        return failed
 
     def absent_names(self, existing: Mapping[str, Any], targets: Mapping[str, Target], names_known: bool,
                      list_seq: int, now: float) -> tuple[list[str], int]:

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from hubctl.mocks import offline_uid
+
 REPO = Path(__file__).resolve().parent.parent
 
 REGIONS = {"eu-fsn": "fsn1", "eu-hel": "hel1", "eu-nbg": "nbg1"}
@@ -89,8 +91,10 @@ def stack(members: int) -> dict[str, Any]:
             "schedulerEstimator": True,
             "ingress": {"servers": INGRESS_SERVERS},
         }
-        if push:  # a Pull member's Cluster is created by its agent, which sets no labels
+        if push:
             doc["labels"] = {"tier": "standard" if i % 3 else "premium"}
+        else:  # the hub makes a Pull member's Cluster with its kube-system UID: the one the offline plan reads
+            doc["clusterId"] = offline_uid(f"kubernetes:core/v1:Namespace::member-{name}-kube-system")
         member_docs.append(doc)
     hub = {**dev["karmada-hub:hub"], "name": f"karmada-hub-fleet{members}", "serverType": server_type,
            "servers": servers, "apiDnsName": "api.hub.fleet.example.com",

@@ -69,6 +69,13 @@ class ConfigError(Exception):
     """A user mistake in stack configuration; `str()` is the one line to print."""
 
 
+OFFLINE_PLACEHOLDER = "offline-placeholder-for-"
+"""What the offline planner (hubctl/stackfile.py) puts where a stack file has a `secure:` value: it never has
+the passphrase, so checks of a secret's content skip values that start with it."""
+IDENTITY_KEY = "identityKey"
+"""The region stack secret with its identity's private key (PEM), made by `hubctl region-key`."""
+
+
 def _fail(kind: str, message: str, /, **ctx: Any) -> PydanticCustomError:
     """A one-line refusal of type `kind`; `ctx` fills `{names}` in `message` (any name, `kind` too) and `loc`/`loc_key`
     name the key when a model validator refuses a field."""
@@ -452,8 +459,10 @@ class EtcdBackupConfig(Model):
     """Bucket the snapshots are uploaded to (S3 bucket naming rules)."""
     prefix: str = Field(default="karmada-etcd", pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
     """Object key prefix of the snapshots inside the bucket."""
-    retain: int = Field(default=28, ge=1, le=1000)
-    """Snapshots kept per stack; older ones are deleted after each successful upload."""
+    retain: int | None = Field(default=None, ge=1, le=1000)
+    """Unset (recommended): the hub only writes; the bucket's lifecycle rule expires old snapshots and incomplete
+    uploads, and the hub's key may not delete (docs/runbooks/restore-etcd.md). Set: the uploader keeps this many
+    snapshots per stack and deletes older ones, so its key must be allowed to delete."""
     access_key_config_key: str = Field(default="etcdBackupAccessKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
     """Stack secret holding the object-storage access key."""
     secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
@@ -796,6 +805,12 @@ class MemberConfig(Model):
     join_generation: int = Field(default=1, ge=1)
     """Pull members: bump it to mint a fresh bootstrap token and run the join again (a rebuilt member, or
     one whose `karmada-kubeconfig` Secret is gone). The token lives an hour and is in no stack's state."""
+    cluster_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                                                         r"[0-9a-f]{12}$")
+    """Pull members: the UID of the member's `kube-system` namespace (`kubectl get namespace kube-system -o
+    jsonpath='{.metadata.uid}'`; a region stack's `up` prints it as `pullClusterIds` while it is missing). The hub
+    creates the member's Cluster with it as `spec.id`, exactly as the agent would, so the agent needs no right to
+    create or change Clusters; until it is set, the region installs no agent."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -1531,8 +1546,10 @@ class FleetConfig(Model):
     trusted with (Cluster objects, agent RBAC, tenant namespaces, estimators) and signs each region's identity."""
     identity_csr: str | None = Field(default=None, pattern=r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+"
                                                           r"-----END CERTIFICATE REQUEST-----\n?$")
-    """For `region` stacks: the PEM CSR of this stack's identity (`pulumi stack output identityCsrPem`); its key
-    never leaves this stack. The hub signs it once its file carries it."""
+    """For `region` stacks: the PEM CSR of this stack's identity, exactly as `hubctl region-key <stack>` prints it
+    (subject `CN=karmada-hub:region:<region>` and nothing else); its key is the stack secret `identityKey`. The hub
+    signs it once its file carries it, and refuses any other subject, extension or a key the offline planner
+    derives."""
     secrets: dict[str, str] = Field(default={}, exclude=True)
     """Flat secret config keys (kubeconfigs, tokens) referenced by name elsewhere; never printed."""
 
@@ -1550,6 +1567,10 @@ class FleetConfig(Model):
             if self.hub_stack is None:
                 raise _fail("role_keys", "role 'region' needs hubStack.stack (the hub stack to reference)",
                             loc=("hubStack",))
+            if self.identity_csr is None:
+                raise _fail("identity", "role 'region' needs its identity CSR: run `hubctl region-key <stack>` and "
+                            "commit the CSR it prints here", loc=("identityCsr",))
+            self._require_secret(IDENTITY_KEY, "< region.key (hubctl region-key sets it)", ("identityCsr",))
             if self.region is None or self.region not in self.regions:
                 got = f"'{self.region}' is not a key of regions ({', '.join(self.regions) or 'none'}); " if \
                     self.region is not None else ""
@@ -1585,10 +1606,9 @@ class FleetConfig(Model):
                             "a Push member from the hub's own network, which does not reach it; use the member's "
                             "public API endpoint, or syncMode: Pull (its agent dials the hub)", h=host,
                             loc=("members", i, "apiEndpoint"))
-            if m.sync_mode == "Pull" and m.labels:
-                raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
-                            "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
-                            loc=("members", i, "labels"))
+            if m.sync_mode != "Pull" and m.cluster_id is not None:
+                raise _fail("cluster_id", "only a Pull member's Cluster carries the member's kube-system UID (a Push "
+                            "member's is read by the hub); remove clusterId", loc=("members", i, "clusterId"))
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
@@ -1598,6 +1618,11 @@ class FleetConfig(Model):
         if any(isinstance(m.credentials, CapiCredentials) for m in self.members):
             self._require_secret(self.capi.kubeconfig_config_key, "< capi-management.kubeconfig",
                                  ("capi", "kubeconfigConfigKey"))
+        elif self.role == "hub" and self.capi.kubeconfig_config_key in self.secrets:
+            # A CAPI credential where nothing reads it is one more place it leaks from (security review 2, C3).
+            raise _fail("capi_unused", "a hub stack joins no members and reads no Cluster API credential; remove "
+                        "karmada-hub:{k} from this file", k=self.capi.kubeconfig_config_key,
+                        loc=("capi", "kubeconfigConfigKey"))
         backup = self.karmada.etcd.backup
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):
@@ -1785,9 +1810,12 @@ class FleetConfig(Model):
             if self.dns.txt_owner_id is not None:
                 raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
                             "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
-            if self.dns.mode == "hetzner":
-                # the region's drill records live in the DNS zone's own project: its token, not the region's
-                self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
+            # The hub owns every record (external-dns with the zone's token, on the hub): a region's config holding
+            # that token could edit every name of the zone (security review 2, H5).
+            if self.dns.token_config_key in self.secrets:
+                raise _fail("dns_token", "a region stack holds no DNS zone token (the hub stack owns every record); "
+                            "remove karmada-hub:{k} from this file", k=self.dns.token_config_key,
+                            loc=("dns", "tokenConfigKey"))
             return
         if self.dns.mode == "hetzner" and self.dns.txt_owner_id is None:
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
@@ -2038,7 +2066,12 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[A-Za-z0-9_.-]+$": "a stack name: the <name> of stacks/Pulumi.<name>.yaml",
     r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+-----END CERTIFICATE REQUEST-----\n?$":
         "a PEM certificate request from -----BEGIN CERTIFICATE REQUEST----- to -----END CERTIFICATE REQUEST----- "
-        "(`pulumi stack output identityCsrPem`, under identityCsr: |)",
+        "(what `hubctl region-key <stack>` prints, under identityCsr: |)",
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$":
+        "a lowercase UUID like 0d92e743-09b2-41fb-9061-9068cc804212: the member's kube-system UID (`kubectl get ns "
+        "kube-system -o jsonpath='{.metadata.uid}'`, or the region stack's output pullClusterIds)",
+    r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$":
+        "a mailbox as a DNS name, its first '.' standing for '@', like hostmaster.example.com",
 }
 """What to write, for every `pattern=` of the models: an error shows these words, never the regular expression."""
 
@@ -2173,7 +2206,7 @@ _CUSTOM_TYPES = frozenset(
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
-     "hold_down", "mode", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type",
+     "hold_down", "mode", "cidr", "world_cover", "private_key", "spread_group", "server_type",
      "label", "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
      "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint", "ingress", "secondary", "owner"}
 )
@@ -2210,7 +2243,7 @@ def read_stack_file(path: Any, stack_file: str) -> FleetConfig:
         if namespace != PROJECT:
             continue
         if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = f"placeholder-for-{name}"
+            raw[name] = f"{OFFLINE_PLACEHOLDER}{name}"
             secrets.add(name)
         else:
             raw[name] = value

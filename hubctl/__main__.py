@@ -1,5 +1,5 @@
 """`hubctl` (or `python -m hubctl`): the operator's CLI — plan, diff, budget, skew, policy, drill, doctor, rollout,
-docs, kubeconfig.
+docs, kubeconfig, region-key, capi-access.
 
 Exit codes: 0 ok, 1 findings (policy violations, a failed rollout stack), 2 user error (stack files,
 flags, paths), 3 internal error. Every error is one line on stderr, never a traceback (HUBCTL_DEBUG=1
@@ -213,26 +213,83 @@ def _add_kubeconfig(sub: argparse._SubParsersAction) -> None:
     p.add_argument("stack", help="the hub or all-in-one stack (org/project/stack or its name)")
     p.add_argument("api", choices=["karmada", "host"], help="karmada: the karmada-apiserver; host: the hub's k3s")
     p.add_argument("--from-file", help="read this `pulumi stack export --show-secrets` file instead")
+    p.add_argument("--break-glass", action="store_true",
+                   help="the program's own system:masters identity (nothing revokes it) instead of the operators' "
+                   "revocable one")
 
     def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
-        from hubctl.kubeconfig import admin_kubeconfig, check_stack, export_stack, read_export
+        from hubctl.kubeconfig import admin_kubeconfig, check_stack, export_stack, operator_kubeconfig, read_export
 
         check_stack(repo, args.stack, from_file=bool(args.from_file))
         export = read_export(Path(args.from_file)) if args.from_file else export_stack(args.stack)
         try:
-            text = admin_kubeconfig(export, args.api)
+            text = admin_kubeconfig(export, args.api) if args.break_glass else operator_kubeconfig(export, args.api)
         except UserError as exc:
             raise UserError(f"{args.from_file or args.stack}: {exc}") from None
         out.stdout.write(text)
-        print(f"note: this is a system:masters credential for the {args.api} API; keep it off shared disks",
-              file=out.stderr)
+        if args.break_glass:
+            print(f"note: this is the break-glass system:masters credential for the {args.api} API: nothing revokes "
+                  "it before it expires; keep it off shared disks", file=out.stderr)
+        else:
+            print(f"note: the operators' {args.api} credential (cluster-admin through ClusterRoleBinding "
+                  "karmada-hub:operators; deleting it revokes this); keep it off shared disks", file=out.stderr)
+        return EXIT_OK
+
+    p.set_defaults(func=run)
+
+
+def _add_region_key(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("region-key", help="make a region's identity key here and print the CSR to commit")
+    p.add_argument("stack", help="a region stack in stacks/ (prod-fsn1, ...)")
+    p.add_argument("--key-file", default=None, metavar="PATH",
+                   help="write the key to this new file (mode 0600, outside the repository) instead of the stack's "
+                   "encrypted config (pulumi config set --secret identityKey)")
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from hubctl.region_key import make_region_key, stack_region, store_in_config, write_key_file
+
+        key = make_region_key(stack_region(repo, args.stack))
+        if args.key_file:
+            write_key_file(Path(args.key_file), key.key_pem, repo)
+            where = f"{args.key_file} (set it later: pulumi config set --secret identityKey -s {args.stack} < FILE)"
+        else:
+            store_in_config(repo, args.stack, key.key_pem)
+            where = f"the encrypted config of {args.stack} (karmada-hub:identityKey)"
+        out.stdout.write(key.csr_pem)
+        print(f"key: {where}. Commit the CSR above as karmada-hub:identityCsr in stacks/Pulumi.{args.stack}.yaml, "
+              f"then `pulumi up` the hub stack (it signs {key.user}), then this stack.", file=out.stderr)
+        return EXIT_OK
+
+    p.set_defaults(func=run)
+
+
+def _add_capi_access(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("capi-access", help="the Cluster API reader a stack's capiKubeconfig must be (YAML for the "
+                       "management cluster)")
+    p.add_argument("stack", help="a region or all-in-one stack in stacks/")
+
+    def run(args: argparse.Namespace, repo: Path, out: Output) -> int:
+        from components.config import CapiCredentials, ConfigError
+        from components.fleet.member_docs import capi_reader_objects
+        from components.kube.yamlutil import dump
+        from hubctl.commands import load_config
+
+        _, config = load_config(repo, args.stack, run_preflight=False)
+        members = [m for m in config.members if config.role != "region" or m.region == config.region]
+        if not any(isinstance(m.credentials, CapiCredentials) for m in members):
+            raise ConfigError(f"stacks/Pulumi.{args.stack}.yaml: karmada-hub:members: no member comes from Cluster "
+                              "API, so this stack needs no Cluster API credential")
+        out.stdout.write("".join(f"---\n{dump(o)}" for o in capi_reader_objects(args.stack, members)))
+        print(f"apply this to the Cluster API management cluster; then make a kubeconfig with the token of Secret "
+              f"karmada-hub-{args.stack}-token and set it: pulumi config set --secret capiKubeconfig -s "
+              f"{args.stack} < it", file=out.stderr)
         return EXIT_OK
 
     p.set_defaults(func=run)
 
 
 COMMANDS = (_add_plan, _add_diff, _add_budget, _add_skew, _add_policy, _add_drill, _add_doctor, _add_docs,
-            _add_kubeconfig)
+            _add_kubeconfig, _add_region_key, _add_capi_access)
 """One function per subcommand (a new command adds its own `_add_<name>` here)."""
 
 
@@ -306,13 +363,19 @@ class _CtrlC:
         self.pressed = False
         self.previous: Any = None
         self.hook: Any = None
+        self.warning_filters: list[Any] = []
 
     def _handler(self, signum: int, frame: object) -> None:
+        import warnings
+
         from hubctl.errors import INTERRUPTED
 
         self.pressed = True
         INTERRUPTED.set()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # What a library says about the interrupt it caught is no second line: pydantic-core turns a
+        # KeyboardInterrupt inside a serializer into a UserWarning ("PydanticSerializationUnexpectedValue").
+        warnings.simplefilter("ignore")
         raise KeyboardInterrupt
 
     def _unraisable(self, unraisable: Any) -> None:
@@ -329,6 +392,9 @@ class _CtrlC:
                 signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _interrupted_early):
             self.previous = signal.signal(signal.SIGINT, self._handler)
             self.hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+            import warnings
+
+            self.warning_filters = list(warnings.filters)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -340,6 +406,10 @@ class _CtrlC:
         sys.unraisablehook = self.hook
         if not self.pressed:
             signal.signal(signal.SIGINT, self.previous)
+        else:
+            import warnings
+
+            warnings.filters[:] = self.warning_filters
 
 
 def console() -> None:

@@ -205,6 +205,20 @@ def _list_key(a: list[Any], b: list[Any]) -> str | None:
     return None
 
 
+def _follow_clusters(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
+    """Rules targeted by cluster names are the same rule when they share clusters (a member joined or left a
+    region's rule): re-key each new entry that overlaps exactly one old entry, and that old one only it, under the
+    old key, so the change shows as the one name added or removed, not a rule replaced."""
+    sets = {k: set(k.split(",")) - {""} for k in (*olds, *news)}
+    out: dict[str, Any] = {}
+    for k, item in news.items():
+        matches = [o for o in olds if sets[o] & sets[k]]
+        back = [n for n in news if matches and sets[n] & sets[matches[0]]]
+        same = len(matches) == 1 and back == [k] and (matches[0] == k or matches[0] not in news)
+        out[matches[0] if same else k] = item
+    return out
+
+
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -241,6 +255,8 @@ def _diff_list(a: list[Any], b: list[Any], path: str, out: list[tuple[str, Any, 
     if key is not None:
         olds = {str(_key_value(x, key)): x for x in a}
         news = {str(_key_value(x, key)): x for x in b}
+        if key == "targetCluster":
+            news = _follow_clusters(olds, news)
         kept_before = [k for k in olds if k in news]
         kept_after = [k for k in news if k in olds]
         if kept_before != kept_after:  # entries matched by key, but in another order: order is meaning here

@@ -1,4 +1,9 @@
-"""`hubctl kubeconfig <stack> karmada|host`: an admin kubeconfig, read from the hub stack's own state.
+"""`hubctl kubeconfig <stack> karmada|host [--break-glass]`: an admin kubeconfig, read from the hub stack's own state.
+
+By default the operators' everyday identity (components/trust/operators.py: a group bound by one
+ClusterRoleBinding, revocable); with `--break-glass` the program's own `system:masters` identity, which nothing
+can revoke before it expires.
+
 
 The hub exports no admin credential (every output of a hub stack is copied into each region stack's state by its
 StackReference). The program's own admin kubeconfigs live in the hub's state only, as the readiness gates'
@@ -92,6 +97,30 @@ def read_export(path: Any) -> dict[str, Any]:
         raise ConfigError(f"{path}: not a pulumi stack export (no `deployment` section); write one with "
                           "`pulumi stack export --show-secrets --stack <hub stack> > FILE`")
     return value
+
+
+def _resource(resources: list[dict[str, Any]], typ: str, name: str) -> dict[str, Any]:
+    found = [r for r in resources if r.get("type") == typ and str(r.get("urn", "")).endswith(f"::{name}")]
+    if len(found) != 1:
+        raise ConfigError(f"this hub stack's state has no {name} (up the hub stack with this version first, or use "
+                          "--break-glass)")
+    return found[0]
+
+
+def operator_kubeconfig(export: dict[str, Any], api: str) -> str:
+    """The operators' kubeconfig for `api`: the admin kubeconfig's cluster, the operator certificate and key."""
+    config = yaml.safe_load(admin_kubeconfig(export, api))
+    resources = (export.get("deployment") or {}).get("resources") or []
+    name = f"operator-{api}"
+    cert = _plain((_resource(resources, "tls:index/locallySignedCert:LocallySignedCert", name).get("outputs") or {})
+                  .get("certPem"), f"{name}.certPem")
+    key = _plain((_resource(resources, "tls:index/privateKey:PrivateKey", f"{name}-key").get("outputs") or {})
+                 .get("privateKeyPem"), f"{name}-key.privateKeyPem")
+    import base64
+
+    config["users"][0]["user"] = {"client-certificate-data": base64.b64encode(str(cert).encode()).decode(),
+                                  "client-key-data": base64.b64encode(str(key).encode()).decode()}
+    return yaml.safe_dump(config, sort_keys=False)
 
 
 def export_stack(stack: str) -> dict[str, Any]:

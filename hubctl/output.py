@@ -72,16 +72,18 @@ class Output:
         from rich import box
         from rich.console import Console
         from rich.table import Table as RichTable
+        from rich.text import Text
 
         console = Console(file=self.stdout, highlight=False, soft_wrap=False)
-        rt = RichTable(title=table.title or None, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold",
-                       header_style="bold")
+        # Text, not markup: a cell like "[lab] Unbound ..." is a fact to show, not a style tag to swallow
+        rt = RichTable(title=Text(table.title) if table.title else None, title_justify="left", box=box.SIMPLE_HEAD,
+                       title_style="bold", header_style="bold")
         for header in table.headers:
             rt.add_column(header, overflow="fold",  # an image tag or a member name wraps, never ends in "…"
                           justify="right" if header == "seconds" else "left")
         for i, row in enumerate(table.rows):
             style = table.styles[i] if i < len(table.styles) else None
-            rt.add_row(*(str(c) for c in row), style=style, end_section=i in table.ends_section)
+            rt.add_row(*(Text(str(c)) for c in row), style=style, end_section=i in table.ends_section)
         console.print(rt)
         for line in table.footer:
             console.print(line, markup=False)

@@ -207,13 +207,16 @@ def budget_tables(report: Any) -> tuple[list[Table], list[str]]:
             if t.name == b.TTL_TERM:
                 if rows:
                     ends.append(len(rows) - 1)
-                rows.append([b.AUTHORITATIVE, b.fmt_seconds(traffic.authoritative), ""])
+                rows.append([b.AUTHORITATIVE, b.total_seconds(traffic, traffic.authoritative), ""])
                 ends.append(len(rows) - 1)
-            rows.append([t.name, b.fmt_seconds(t.seconds), t.how])
-        tables.append(Table(["term", "seconds", "how"], rows, title=b.TRAFFIC_TITLE, ends_section=ends,
+            rows.append([t.name, b.term_seconds(t), t.how])
+        tables.append(Table(["term", "seconds", "how"], rows, title=b.traffic_title(traffic), ends_section=ends,
                             styles=[None] * len(rows),
-                            footer=[f"{b.TRAFFIC_TOTAL}  {b.fmt_seconds(traffic.total)} s",
-                                    f"restore (not an RTO term): {traffic.restore_how}"]))
+                            footer=[f"{b.TRAFFIC_TOTAL}  {b.total_seconds(traffic)} s",
+                                    f"restore (not an RTO term): {traffic.restore_how}",
+                                    *(f"unknown: {t.name}: {t.unknown}" for t in traffic.terms if t.unknown)]))
+        tables.append(Table(["client", "adds", "source"], [list(r) for r in b.CLIENT_RESIDUALS],
+                            title=b.CLIENTS_TITLE))
     else:
         notes.append(f"{b.TRAFFIC_TITLE}: not modelled (no dns section)")
     capacity = report.capacity
@@ -221,7 +224,8 @@ def budget_tables(report: Any) -> tuple[list[Table], list[str]]:
                         title=b.format_clock(capacity).splitlines()[0],
                         footer=[f"total  {b.fmt_seconds(capacity.total)} s"]))
     tables.append(Table(["tenant", "placement", "clock", "seconds"],
-                        [[r.tenant, r.placement, r.clock, b.fmt_seconds(r.seconds)] for r in report.tenants],
+                        [[r.tenant, r.placement, r.clock, b.total_seconds(r.budget, r.seconds)]
+                         for r in report.tenants],
                         title=b.format_tenants(report).splitlines()[0]))
     notes += [f"* {f}" for f in report.footnotes]
     return tables, notes

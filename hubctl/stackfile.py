@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config import PROJECT, ConfigError
+from components.config import OFFLINE_PLACEHOLDER, PROJECT, ConfigError
 from components.kube import safeyaml
 from hubctl import projectfile
 
@@ -36,7 +36,7 @@ class StackConfig:
 
 
 def placeholder(key: str) -> str:
-    return f"offline-placeholder-for-{key.split(':', 1)[-1]}"
+    return f"{OFFLINE_PLACEHOLDER}{key.split(':', 1)[-1]}"
 
 
 def stack_file(repo: Path, stack: str) -> Path:

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from components.config import ConfigError, FleetConfig
-from tests.support.tools import REPO, copy_program, program_env, stack_values
+from tests.support.tools import REPO, copy_program, load_stack, program_env, stack_values
 
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PREFIX = f"{STACK_FILE}: karmada-hub:"
@@ -168,7 +168,7 @@ BAD: list[tuple[str, Mutation, str]] = [
                                                       "selfHosted": {"parentZone": "example.com"}}),
      "dns.selfHosted: selfHosted is read in mode self-hosted only; set dns.mode: self-hosted or remove it"),
     ("dns-mode-unknown", set_at(["dns", "mode"], "route53"),
-     "dns.mode: input should be 'hetzner' or 'self-hosted' (got 'route53')"),
+     "dns.mode: must be one of hetzner, self-hosted (got 'route53')"),
     ("dns-failover-timeout-not-below-period", set_at(["dns", "failover"], {"probePeriodSeconds": 3,
                                                                            "probeTimeoutSeconds": 3}),
      "dns.failover.probeTimeoutSeconds: probeTimeoutSeconds (3) must be below probePeriodSeconds (3): a round must "
@@ -227,9 +227,13 @@ BAD: list[tuple[str, Mutation, str]] = [
      "karmada.etcd.defragSchedule: must be a 5-field cron expression like '17 */6 * * *' (got 'weekly')"),
     ("estimator-without-scheduler-side", set_at(["karmada", "schedulerEstimators"], False),
      "members[0].schedulerEstimator: needs karmada.schedulerEstimators: true, or the scheduler never asks it"),
-    ("pull-member-labels", set_at(["members", 1, "labels"], {"tier": "standard"}),
-     "members[1].labels: a Pull member's Cluster is created by its karmada-agent, which sets no labels "
-     "(Karmada's agent has no flag for them); remove labels or use syncMode: Push"),
+    ("push-member-cluster-id", set_at(["members", 0, "clusterId"], "3f1c2b4a-0d5e-4c6b-9a7f-1e2d3c4b5a69"),
+     "members[0].clusterId: only a Pull member's Cluster carries the member's kube-system UID (a Push member's is "
+     "read by the hub); remove clusterId"),
+    ("pull-member-cluster-id-shape", set_at(["members", 1, "clusterId"], "kube-system"),
+     "members[1].clusterId: must be a lowercase UUID like 0d92e743-09b2-41fb-9061-9068cc804212: the member's "
+     "kube-system UID (`kubectl get ns kube-system -o jsonpath='{.metadata.uid}'`, or the region stack's output "
+     "pullClusterIds) (got 'kube-system')"),
     # issue 16: messages that do not mislead, hostile values refused, nothing secret echoed
     ("ipv6-typo-says-ipv6", set_at(["hub", "firewall", "sshCidrs"], ["2001:db8::/129"]),
      "hub.firewall.sshCidrs[0]: '2001:db8::/129' is not a valid IPv6 network like 2001:db8::/48 ('129' is not a "
@@ -579,3 +583,37 @@ def test_cli_unknown_stack_is_one_line(repo_copy: Path) -> None:
     assert result.stderr.splitlines() == [
         f"error: stacks/Pulumi.no-such-stack.yaml: no such stack file (stacks: {', '.join(stacks)})"]
     assert not (repo_copy / "build" / "plan" / "no-such-stack").exists()
+
+
+def test_a_region_stack_holds_no_dns_token() -> None:
+    """Review H5: the zone's token edits every name of the zone; the hub owns every record, a region file carrying
+    the token is refused with one line."""
+    raw, secrets = stack_values("prod-fsn1")
+    assert "hetznerDnsToken" not in raw
+    raw["hetznerDnsToken"] = "offline-placeholder-for-hetznerDnsToken"
+    with pytest.raises(ConfigError) as info:
+        FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets | {"hetznerDnsToken"})
+    assert str(info.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.tokenConfigKey: a region stack holds no "
+                               "DNS zone token (the hub stack owns every record); remove karmada-hub:hetznerDnsToken "
+                               "from this file")
+
+
+def test_a_protected_hub_needs_its_k3s_checksum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review M5: the k3s binary's checksum came from the very release it verifies. A protected (production) hub is
+    refused at preview/up without hub.k3sSha256; the offline planner, which installs nothing, only warns."""
+    from components.kube.cert_schedule import OFFLINE_ENV
+    from components.operations import preflight
+
+    config = load_stack("prod-hub")
+    assert config.hub is not None and config.hub.protect and config.hub.k3s_sha256 is None
+    monkeypatch.delenv(OFFLINE_ENV, raising=False)
+    with pytest.raises(ConfigError) as info:
+        preflight.check_k3s_pinned(config, "stacks/Pulumi.prod-hub.yaml")
+    assert str(info.value).startswith("stacks/Pulumi.prod-hub.yaml: karmada-hub:hub.k3sSha256: a protected")
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    assert preflight.check_k3s_pinned(config, "stacks/Pulumi.prod-hub.yaml") == str(info.value)
+    monkeypatch.delenv(OFFLINE_ENV)
+    hub = config.hub.model_dump(by_alias=True)
+    pinned = load_stack("prod-hub", hub={**hub, "k3sSha256": "a" * 64})
+    assert preflight.check_k3s_pinned(pinned, "stacks/Pulumi.prod-hub.yaml") is None
+    assert preflight.check_k3s_pinned(load_stack("dev"), "stacks/Pulumi.dev.yaml") is None  # not protected

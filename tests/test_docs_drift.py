@@ -33,8 +33,11 @@ def test_the_member_a_runbook_adds_is_a_new_member_that_validates() -> None:
 
 
 def test_removing_a_pull_member_deletes_its_cluster_once() -> None:
+    """The runbook deleted a Pull member's Cluster by hand, twice. Since security review 2 (C2) the hub owns every
+    Cluster, Pull ones too: the hub's `up` deletes it, once, and the runbook never does."""
     remove = _section(MEMBERS, "## Remove a member", "## Verify")
-    assert remove.count("delete cluster prod-fsn1-b --wait") == 1
+    assert "delete cluster prod-fsn1-b" not in remove
+    assert "the Cluster (the hub's, Push and Pull)" in remove
     assert "delete it once the agent is gone" not in remove
 
 

@@ -32,7 +32,7 @@ from components.operations import etcd_backup_docs as docs
 from tests.support.fake_s3 import FakeS3, botocore_authorization
 from tests.support.rendered import certs, find, secret_files
 from tests.support.schemas import validate_any
-from tests.support.tools import REPO
+from tests.support.tools import REPO, load_stack
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 CREDS = up.Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
@@ -236,12 +236,33 @@ def _cli(*args: str, creds: up.Credentials = CREDS, wrapper: str | None = None) 
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(creds))
 
 
-def _upload(s3: FakeS3, snapshot: Path, tmp_path: Path, retain: int = 3, creds: up.Credentials = CREDS,
+def _upload(s3: FakeS3, snapshot: Path, tmp_path: Path, retain: int | None = 3, creds: up.Credentials = CREDS,
             part_mib: int = 5, wrapper: str | None = None) -> subprocess.CompletedProcess[str]:
     """The script with the CronJob's rendered arguments (docs.uploader_args), pointed at the fake store."""
+    keep = [f"--retain={retain}"] if retain is not None else []
     return _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups", "--prefix=karmada-etcd",
-                "--stack=dev", f"--retain={retain}", f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
+                "--stack=dev", *keep, f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
                 f"--part-size-mib={part_mib}", creds=creds, wrapper=wrapper)
+
+
+def test_without_retain_the_upload_only_writes(s3: FakeS3, tmp_path: Path) -> None:
+    """Review M7: the recommended mode. The uploader sends no list, delete or abort of another run (a write-only key
+    works; the bucket's lifecycle rule does retention), and every older snapshot stays."""
+    old = [f"karmada-etcd/dev/2026110{d}T000000Z.db.enc" for d in range(1, 4)]
+    s3.objects.update({k: b"old" for k in old})
+    snapshot = tmp_path / "snapshot.db"
+    snapshot.write_bytes(os.urandom(2 * MIB))
+    result = _upload(s3, snapshot, tmp_path, retain=None)
+    assert result.returncode == 0, result.stderr
+    assert "deleted 0 older snapshot(s)" in result.stdout
+    assert set(old) <= set(s3.objects)
+    verbs = {r.split(" ", 1)[0] for r in s3.requests}
+    assert verbs <= {"POST", "PUT"}, sorted(s3.requests)  # create/complete multipart, parts, the manifest
+    from components.operations import etcd_backup_docs
+
+    backup = load_stack("prod-hub").karmada.etcd.backup
+    assert backup is not None and backup.retain is None
+    assert not any(a.startswith("--retain") for a in etcd_backup_docs.uploader_args(backup, "prod-hub"))
 
 
 def test_multipart_upload_fetch_and_retention(s3: FakeS3, tmp_path: Path) -> None:
@@ -287,11 +308,21 @@ def test_multipart_upload_fetch_and_retention(s3: FakeS3, tmp_path: Path) -> Non
 
 def test_the_backup_run_bounds_the_hubs_k3s_snapshots_in_the_same_bucket(s3: FakeS3, tmp_path: Path,
                                                                           rendered_dev: Any) -> None:
-    """With the rendered --k3s-folder/--k3s-retain (84 for three servers: each one's week), whatever k3s itself
-    prunes: here it pruned nothing, as stored versions of its Secret path would."""
+    """A stack with `retain` (its key may delete): --k3s-folder/--k3s-retain (84 for three servers: each one's week),
+    whatever k3s itself prunes: here it pruned nothing, as stored versions of its Secret path would. dev sets no
+    retain (write only, review 2 M7): its job sends no delete at all, for neither folder."""
+    from components.operations import k3s_snapshots
+
     upload = find(rendered_dev, "host", "CronJob", docs.NAME)["spec"]["jobTemplate"]["spec"]["template"]["spec"][
         "containers"][0]
-    args = dict(a.removeprefix("--").split("=", 1) for a in upload["args"][1:])
+    rendered = dict(a.removeprefix("--").split("=", 1) for a in upload["args"][1:])
+    assert not {"retain", "k3s-folder", "k3s-retain"} & set(rendered), rendered
+    backup = load_stack("dev").karmada.etcd.backup
+    assert backup is not None and backup.retain is None
+    assert k3s_snapshots.job_bound(backup, "dev", 3) is None
+    with_retain = backup.model_copy(update={"retain": 28})
+    args = dict(a.removeprefix("--").split("=", 1) for a in docs.uploader_args(
+        with_retain, "dev", k3s_snapshots.job_bound(with_retain, "dev", 3))[1:])
     folder, retain = args["k3s-folder"], int(args["k3s-retain"])
     assert (folder, retain) == ("k3s-etcd/dev", 84)
     k3s = _k3s_objects(folder, servers=3, runs=40)  # ten days
@@ -313,6 +344,10 @@ def test_the_backup_run_bounds_the_hubs_k3s_snapshots_in_the_same_bucket(s3: Fak
                "--stack=dev", "--retain=3", f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
                f"--k3s-folder={folder}")
     assert bad.returncode == 1 and "go together" in bad.stderr
+    write_only = _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups",
+                      "--prefix=karmada-etcd", "--stack=dev", f"--snapshot={snapshot}",
+                      f"--key-file={_key_file(tmp_path)}", f"--k3s-folder={folder}", f"--k3s-retain={retain}")
+    assert write_only.returncode == 1 and "--k3s-folder needs --retain" in write_only.stderr
 
 
 def test_a_failed_part_aborts_the_upload_and_deletes_nothing(s3: FakeS3, tmp_path: Path) -> None:

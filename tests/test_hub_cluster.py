@@ -201,10 +201,10 @@ def test_servers_have_their_own_primary_ips(rendered_dev) -> None:
 def test_firewall_opens_no_cluster_port_on_the_public_interface(rendered_dev) -> None:
     """A Hetzner Cloud Firewall filters the public interface only: servers talk over the private network, so a rule
     for the cluster's own ports could only ever open them to the internet (or, sourced from the private network,
-    match nothing)."""
+    match nothing). dev runs dns.mode self-hosted: its nameservers answer the world on the servers' port 53."""
     fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
     assert {(r["protocol"], r.get("port")) for r in fw["rules"]} == {
-        ("tcp", "22"), ("tcp", "6443"), ("tcp", "32443"), ("icmp", None)}
+        ("tcp", "22"), ("tcp", "6443"), ("tcp", "32443"), ("icmp", None), ("udp", "53"), ("tcp", "53")}
     cluster_ports = {2379, 2380, 10250, 5001, 8472, 30000}
     assert not any(cluster_ports & set(_ports(r)) for r in fw["rules"] if r.get("port"))
 
@@ -509,7 +509,7 @@ def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
     found = check_plan(plan_document(plan))
     assert [v.policy for v in found] == ["api-lb-world-reachable"] and found[0].advisory
     assert "WORLD-REACHABLE: tcp 5443, 6443" in format_violations(found, "dev")
-    assert format_violations(found, "dev").endswith("policy: ok in dev (13 rules, 0 violations)")
+    assert format_violations(found, "dev").endswith("policy: ok in dev (14 rules, 0 violations)")
     opted = dev_config.hub.model_copy(update={"load_balancer": dev_config.hub.load_balancer.model_copy(
         update={"world_reachable": True})})
     section = admin_paths_section(plan, dev_config.model_copy(update={"hub": opted}))

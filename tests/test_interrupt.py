@@ -79,3 +79,26 @@ def test_an_abandoned_run_drops_its_pending_registrations_silently(capfd: pytest
     gc.collect()
     captured = capfd.readouterr()
     assert "Task was destroyed" not in captured.err and "never awaited" not in captured.err
+
+
+def test_a_library_warning_about_the_interrupt_is_no_second_line() -> None:
+    """pydantic-core turns a KeyboardInterrupt that lands inside a serializer into a UserWarning printed before
+    `interrupted` (seen in test_ctrl_c_during_a_plan_is_one_line under load): after Ctrl-C, warnings are silent
+    until the command ends, then the filters are what they were."""
+    code = (
+        "import os, signal, sys, warnings\n"
+        "from hubctl.__main__ import _CtrlC\n"
+        "before = list(warnings.filters)\n"
+        "with _CtrlC() as ctrl_c:\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        for _ in range(10**7):\n"
+        "            pass\n"
+        "    except KeyboardInterrupt:\n"
+        "        warnings.warn('PydanticSerializationUnexpectedValue: KeyboardInterrupt', UserWarning)\n"
+        "assert ctrl_c.pressed\n"
+        "print(warnings.filters == before)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=program_env(), capture_output=True, text=True,
+                          timeout=60, preexec_fn=_default_sigint)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout.strip() == "True"

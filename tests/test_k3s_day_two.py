@@ -137,9 +137,11 @@ def test_snapshot_secret_has_exactly_the_keys_k3s_reads(dev_config: Any) -> None
 def test_object_storage_keeps_every_servers_week_and_the_backup_job_bounds_it(rendered_dev: Any,
                                                                              dev_config: Any) -> None:
     """k3s >= v1.34.0 prunes S3 by etcd-s3-retention (default 5), counted over all servers together, not by
-    etcd-snapshot-retention: with three servers 5 objects are the last one or two runs. The backup job keeps every
-    server's seven days in that folder; the Secret lifts k3s' own prune to the largest hub's count, a constant (a
-    Secret whose data changes is replaced), so it never cuts below what the job keeps."""
+    etcd-snapshot-retention: with three servers 5 objects are the last one or two runs. With `retain` set the
+    backup job keeps every server's seven days in that folder; the Secret lifts k3s' own prune to the largest
+    hub's count, a constant (a Secret whose data changes is replaced), so it never cuts below what the job keeps.
+    dev sets no `retain` (the hub's key only writes, review 2 M7): its job deletes nothing, the bucket's lifecycle
+    rule bounds the folder."""
     servers = dev_config.hub.servers
     secret = find(rendered_dev, "host", "Secret", cloud_init.ETCD_S3_SECRET)
     assert secret["stringData"]["etcd-s3-retention"] == str(9 * 28) == str(k3s_snapshots.S3_RETENTION_CEILING)
@@ -149,8 +151,10 @@ def test_object_storage_keeps_every_servers_week_and_the_backup_job_bounds_it(re
     job = find(rendered_dev, "host", "CronJob", "etcd-backup")
     (upload,) = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     args = upload["args"]
-    assert f"--k3s-folder={secret['stringData']['etcd-s3-folder']}" in args
-    assert f"--k3s-retain={servers * 28}" in args
+    assert dev_config.karmada.etcd.backup.retain is None
+    assert not [a for a in args if a.startswith(("--k3s-folder", "--k3s-retain", "--retain"))], args
+    backup = dev_config.karmada.etcd.backup.model_copy(update={"retain": 28})
+    assert k3s_snapshots.job_bound(backup, "dev", servers) == (secret["stringData"]["etcd-s3-folder"], servers * 28)
 
 
 def _user_data_file(plan: Any, path: str) -> str:

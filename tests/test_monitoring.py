@@ -371,6 +371,21 @@ def test_every_scrape_has_a_declared_flow_and_the_docs_list_them(rendered_dev: P
         assert f"| {f.why} |" in text and f"| {f.port} |" in text, f.why
 
 
+def test_the_operator_needs_no_secret_in_karmada_system(rendered_dev: Plan) -> None:
+    """Security review 2, M10: the scrape client Secret and the PodMonitors that reference it live in Prometheus's
+    namespace, so Prometheus Operator needs no Secret read in `karmada-system` (CA and etcd keys)."""
+    prometheus_ns = load_stack("dev").monitoring.prometheus_namespace
+    assert prometheus_ns != docs.NAMESPACE
+    secret = find(rendered_dev, "host", "Secret", docs.CLIENT_SECRET)
+    assert secret["metadata"]["namespace"] == prometheus_ns
+    monitors = _monitors(rendered_dev).values()
+    assert monitors and {m["metadata"]["namespace"] for m in monitors} == {prometheus_ns}
+    # each selects its target's own pods (the failover controller's are in external-dns), never Prometheus's
+    selected = {tuple(m["spec"]["namespaceSelector"]["matchNames"]) for m in monitors}
+    assert selected == {(t.namespace,) for t in docs.scrape_targets("self-hosted")}
+    assert (docs.NAMESPACE,) in selected and (prometheus_ns,) not in selected
+
+
 def test_exporter_rbac_lists_clusters_only(rendered_dev: Plan) -> None:
     role = find(rendered_dev, "karmada", "ClusterRole", "karmada-hub:hub-exporter")
     assert role["rules"] == [{"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["list"]}]

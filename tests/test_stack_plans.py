@@ -77,13 +77,12 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
                                                              region: str) -> None:
     plan = prod_plans[stack]
     _, config = load_config(REPO, stack)
-    # The hub owns its Push members' Cluster objects (a region may not write a secretRef); Pull agents make
-    # their own. The region writes the Push credentials and runs the Pull agents.
+    # The hub owns every member's Cluster object (a region may not write a secretRef, a Pull agent may not create
+    # or change a Cluster). The region writes the Push credentials and runs the Pull agents.
     assert not [o for t, o in objects(plan) if t == "karmada" and o["kind"] in ("Cluster", "Namespace")]
     hub_clusters = {o["metadata"]["name"] for t, o in objects(prod_plans["prod-hub"])
                     if t == "karmada" and o["kind"] == "Cluster"}
-    assert {m.name for m in config.members if m.sync_mode == "Push"} <= hub_clusters
-    assert not {m.name for m in config.members if m.sync_mode == "Pull"} & hub_clusters
+    assert {m.name for m in config.members} <= hub_clusters
     for m in config.members:
         if m.sync_mode == "Pull":
             assert "karmada-agent" in _deployments(plan, f"member-{m.name}")
@@ -96,8 +95,8 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     for target in targets:
         assert unwrap(target.inputs)["usePrivateIp"] is True
         assert attachment.urn in target.dependencies  # targets on private IPs need the attachment first
-    # dns.mode self-hosted: the drill record <region>.lb.<domain> is served from the region ConfigMap
-    assert len(_records(plan, "hcloud:index/zoneRrset:ZoneRrset")) == 0
+    # review H5: no DNS token, no record; the drill record <region>.lb.<domain> is served from the region ConfigMap
+    assert _records(plan, "hcloud:index/zoneRrset:ZoneRrset") == []
     (override,) = [o for t, o in objects(plan) if t == "karmada" and o["kind"] == "OverridePolicy"
                    and o["metadata"]["namespace"] == traffic.INGRESS_NAMESPACE]
     assert override["metadata"]["name"] == f"{traffic.INGRESS_CONTROLLER}-publish-status-{region}"
@@ -212,3 +211,12 @@ def test_dns_mode_hetzner_still_plans_and_passes_policy(rendered_dev_hetzner: Pl
     assert not [o for t, o in objects(rendered_dev_hetzner) if o["kind"] == "DaemonSet"]
     args = deployments[failover_docs.NAME]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--ttl=60" in args and not [a for a in args if a.startswith(("--dns-mode=self", "--nameserver"))]
+
+
+@pytest.mark.parametrize("stack", ["prod-fsn1", "prod-hel1", "prod-ash"])
+def test_a_region_stack_has_no_dns_provider_and_writes_no_record(prod_plans: dict[str, Any], stack: str) -> None:
+    """Review H5: no provider holding the zone's token, no record set; the region's address reaches DNS only
+    through the hub (its ConfigMap on the host, which the hub's failover controller reads)."""
+    records = prod_plans[stack].records
+    assert not [r.name for r in records if r.type == "pulumi:providers:hcloud" and r.name == "hcloud-dns"]
+    assert not [r.name for r in records if r.type.startswith("hcloud:index/zoneRrset")]

@@ -65,10 +65,9 @@ def test_overflow_groups_sit_inside_the_preferred_term_in_order() -> None:
     placement = render(tenant(OVERFLOW))["spec"]["placement"]
     preferred, fallback = placement["clusterAffinities"]
     assert preferred["affinityName"] == fleet.PREFERRED_GROUP
-    assert preferred["fieldSelector"]["matchExpressions"][0]["values"] == ["eu-fsn"]
+    assert preferred["clusterNames"] == sorted(m.name for m in MEMBERS if m.region == "eu-fsn")
     assert preferred["overflowAffinities"] == [
-        {"affinityName": "spill-hel",
-         "fieldSelector": {"matchExpressions": [{"key": "region", "operator": "In", "values": ["eu-hel"]}]}},
+        {"affinityName": "spill-hel", "clusterNames": sorted(m.name for m in MEMBERS if m.region == "eu-hel")},
         {"affinityName": "last", "clusterNames": ["m-fsn1-b"]},
     ]
     assert "overflowAffinities" not in fallback
@@ -89,7 +88,7 @@ def test_no_overflow_means_no_overflow_key_at_all() -> None:
 
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda p: p["replicaScheduling"].pop("weightPreference"), "dynamic weight or aggregated"),
-    (lambda p: p["clusterAffinities"][0].pop("fieldSelector"), "inline ClusterAffinity"),
+    (lambda p: p["clusterAffinities"][0].pop("clusterNames"), "inline ClusterAffinity"),
     (lambda p: p["clusterAffinities"][0]["overflowAffinities"][1].__setitem__("affinityName", "spill-hel"),
      "unique"),
     (lambda p: p["clusterAffinities"][0]["overflowAffinities"][0].__setitem__("affinityName", "preferred"),
@@ -127,8 +126,8 @@ def test_overflow_tenant_gets_a_supporting_policy_on_every_region_it_reaches() -
     assert shared is not None
     validate_karmada(shared)
     assert {s["kind"] for s in shared["spec"]["resourceSelectors"]} == {"Service", "Ingress", "ConfigMap", "Secret"}
-    assert shared["spec"]["placement"]["clusterAffinities"][0]["fieldSelector"]["matchExpressions"][0][
-        "values"] == ["eu-fsn", "eu-hel"]
+    assert shared["spec"]["placement"]["clusterAffinities"][0]["clusterNames"] == sorted(
+        m.name for m in MEMBERS if m.region in ("eu-fsn", "eu-hel"))
     assert shared["spec"]["placement"]["replicaScheduling"] == {"replicaSchedulingType": "Duplicated"}
     assert "spreadConstraints" not in shared["spec"]["placement"]
     assert fleet.supporting_policy(tenant({"preferredRegions": ["eu-fsn"]}), REGIONS, MEMBERS) is None

@@ -9,6 +9,7 @@ down (a 0.3 s probe period) so each scenario takes seconds; every wait is bounde
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import socket
@@ -109,6 +110,20 @@ def test_published_hosts_from_ingress_templates() -> None:
     cms = {"items": [failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"]),
                      {"metadata": {"labels": {tf.REGION_LABEL: "bad"}}, "data": {"lbIpv4": "not-an-ip"}}]}
     assert tf.region_addresses(cms) == {"eu-fsn": "203.0.113.10"}
+
+
+def test_a_region_is_the_one_its_configmap_name_says() -> None:
+    """Review M1: RBAC grants a region its ConfigMap by name (`traffic-region-<region>`); the label is what the region
+    wrote. eu-hel's ConfigMap labelled eu-fsn (or a new region) claims nothing: only the name's region counts."""
+    own = failover_docs.region_configmap("eu-hel", "198.51.100.7", ["dev-hel1-a"])
+    claim = copy.deepcopy(own)
+    claim["metadata"]["labels"][tf.REGION_LABEL] = "eu-fsn"
+    invented = copy.deepcopy(own)
+    invented["metadata"]["labels"][tf.REGION_LABEL] = "zz-new"
+    fsn = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"])
+    assert tf.region_addresses({"items": [fsn, claim]}) == {"eu-fsn": "203.0.113.10"}
+    assert tf.region_addresses({"items": [fsn, invented]}) == {"eu-fsn": "203.0.113.10"}
+    assert tf.region_addresses({"items": [fsn, own]}) == {"eu-fsn": "203.0.113.10", "eu-hel": "198.51.100.7"}
 
 
 def test_dnsendpoint_validates_against_the_upstream_crd() -> None:
@@ -603,6 +618,92 @@ def test_a_failing_write_does_not_stop_the_other_names() -> None:
     assert note.get("failed") == 1 and note["pending"] >= 1
 
 
+def test_the_leader_publishes_each_regions_drill_record() -> None:
+    """Review 2 H5: region stacks hold no DNS token, so `<region>.lb.<domain>` is the hub's. In mode hetzner the
+    leader writes one DNSEndpoint per region (external-dns writes it like a name) from the hub-granted ConfigMap
+    (a ConfigMap whose label claims another region gets none, M1), rewrites it when the address changes, deletes
+    it once the region is gone, and never counts it as a name (no absence, no deletion of names)."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    claim = failover_docs.region_configmap("eu-hel", "198.51.100.66", [])
+    claim["metadata"]["name"] = "traffic-region-zz-new"  # labelled eu-hel, named for another region: no identity
+    configmaps = {"items": [*_region_cms("eu-fsn", "eu-hel")["items"], claim]}
+    endpoints: dict[str, Any] = {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel"))]}
+    host = MemoryApi({CONFIGMAPS: lambda: configmaps, ENDPOINTS: lambda: endpoints,
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST), now) for i in range(3)]}})
+    c = _controller(host, karmada, period=0.01)
+    c.refresh_inputs()
+    c.decide_all()
+    records = {b["metadata"]["name"]: b for _, _, b in host.writes("POST")}
+    assert set(records) == {f"eu-fsn.lb.{DOMAIN}", f"eu-hel.lb.{DOMAIN}"}
+    for region in IPS:
+        record = records[f"{region}.lb.{DOMAIN}"]
+        assert record["metadata"]["labels"] == {tf.MANAGED_BY_LABEL: tf.MANAGED_BY, tf.REGION_LABEL: region}
+        assert record["spec"]["endpoints"] == [{"dnsName": f"{region}.lb.{DOMAIN}", "recordType": "A",
+                                                "recordTTL": 60, "targets": [IPS[region]]}]
+    endpoints["items"] = [*endpoints["items"], *({**r, "metadata": {**r["metadata"], "resourceVersion": "3"}}
+                                                 for r in records.values())]
+    host.requests.clear()
+    c.decide_all()
+    assert host.writes() == [], "an unchanged region record was written again"
+
+    moved = failover_docs.region_configmap("eu-hel", "192.0.2.21", [])
+    configmaps["items"] = [*_region_cms("eu-fsn")["items"], moved]
+    c.refresh_inputs()
+    c.decide_all()
+    (put,) = [w for w in host.writes("PUT") if ".lb." in w[1]]  # the name's own record follows the address too
+    assert put[1] == f"{ENDPOINTS}/eu-hel.lb.{DOMAIN}" and put[2]["spec"]["endpoints"][0]["targets"] == ["192.0.2.21"]
+    assert put[2]["metadata"]["resourceVersion"] == "3"
+
+    host.requests.clear()
+    configmaps["items"] = _region_cms("eu-fsn")["items"]
+    for _ in range(tf.ABSENT_LISTS_BEFORE_DELETE + 1):
+        c.refresh_inputs()
+        time.sleep(0.03)
+    c.decide_all()
+    assert [p for _, p, _ in host.writes("DELETE")] == [f"{ENDPOINTS}/eu-hel.lb.{DOMAIN}"], "only the region's record"
+
+
+def test_in_self_hosted_mode_the_drill_records_are_in_the_zone_not_dnsendpoints() -> None:
+    """Mode self-hosted: the zone carries `<region>.lb.<zone>` (ZoneWriter.desired); a leftover region DNSEndpoint
+    (a stack that was in mode hetzner) goes, and none is written."""
+    writer = tf.ZoneWriter({"zone": DOMAIN, "soa": {"mname": f"ns0.{DOMAIN}", "rname": f"hostmaster.{DOMAIN}",
+                                                    "refresh": 60, "retry": 10, "expire": 600, "minimum": 15,
+                                                    "ttl": 15},
+                            "ns": [f"ns0.{DOMAIN}"], "nsTtl": 60, "recordTtl": 15, "regionLabel": "lb"},
+                           [], [], None, 1.0)  # type: ignore[arg-type]
+    zone = writer.desired({HOST: [IPS["eu-fsn"]]}, IPS)
+    assert {k for k in zone if k[1] == "A"} >= {(f"eu-fsn.lb.{DOMAIN}.", "A"), (f"eu-hel.lb.{DOMAIN}.", "A")}
+
+    class NoZone:
+        current = None
+
+        def desired(self, names: Any, regions: Any) -> dict[Any, Any]:
+            return {}
+
+        def publish(self, want: Any) -> dict[str, Any]:
+            return {}
+
+        def in_step(self) -> int:
+            return 1
+
+        def snapshot_text(self) -> None:
+            return None
+
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    leftover = tf.region_dnsendpoint(NAMESPACE, "eu-fsn", DOMAIN, IPS["eu-fsn"], 60, "5")
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel")), leftover]},
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST), now) for i in range(3)]}})
+    c = _controller(host, karmada)
+    c.zone = NoZone()  # type: ignore[assignment]
+    c.refresh_inputs()
+    c.decide_all()
+    assert [p for m, p, _ in host.writes() if "lb." in p or m == "DELETE"] == [f"{ENDPOINTS}/eu-fsn.lb.{DOMAIN}"]
+    assert not [b for _, _, b in host.writes("POST") if tf.REGION_LABEL in b["metadata"]["labels"]]
+
+
 def test_a_new_leader_ignores_leases_of_long_dead_probers() -> None:
     """F8: a new leader dated every Lease by when it first saw it, so a prober that died minutes ago (its last
     counts: eu-fsn failing) voted as fresh for three periods; with one genuinely failing prober that made a
@@ -618,7 +719,8 @@ def test_a_new_leader_ignores_leases_of_long_dead_probers() -> None:
     c = _controller(host, karmada)
     c.refresh_inputs()
     c.decide_all()
-    assert host.writes() == [], f"a dead prober's Lease voted: {host.writes()}"
+    names = [w for w in host.writes() if tf.REGION_LABEL not in ((w[2] or {}).get("metadata") or {}).get("labels", {})]
+    assert names == [], f"a dead prober's Lease voted: {names}"  # (the regions' drill records are written)
 
 
 def test_liveness_survives_a_hub_api_outage() -> None:

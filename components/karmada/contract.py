@@ -823,8 +823,7 @@ AGENT = Contract(
     uses=(
         Use("karmada", "cluster.karmada.io", "clusters", ("list", "watch"), k("pkg/util/cluster.go",
                                                                              "ClusterRegisterOption.Validate")),
-        Use("karmada", "cluster.karmada.io", "clusters", ("create",), _REGISTER),
-        Use("karmada", "cluster.karmada.io", "clusters", ("get", "update"), _REGISTER, names=("<cluster>",)),
+        Use("karmada", "cluster.karmada.io", "clusters", ("get",), _REGISTER, names=("<cluster>",)),
         Use("karmada", "cluster.karmada.io", "clusters/status", ("update",),
             k("pkg/util/helper/status.go", "UpdateStatus"), names=("<cluster>",)),
         Use("karmada", "", "namespaces", ("get",), k("pkg/util/namespace.go", "EnsureNamespaceExist"),
@@ -854,8 +853,6 @@ AGENT = Contract(
         Use("member", "*", "*", ("*",), _AGENT, credential="serviceaccount"),
     ),
     makes=(
-        Makes("karmada", "Cluster", "<cluster>", True, "at start: create, or update when its spec differs (spec.id = "
-              "the member's kube-system UID)", _REGISTER),
         Makes("karmada", "Lease", "<cluster>", True, "cluster heartbeat", k("pkg/util/clusterlease.go"),
               namespace="karmada-cluster"),
         Makes("karmada", "Lease", "karmada-agent-<cluster>", True, "leader election", _AGENT,
@@ -872,9 +869,10 @@ AGENT = Contract(
         Expects("Secret `karmada-system/karmada-kubeconfig` (key `karmada-kubeconfig`, a client certificate for "
                 "CN system:karmada:agent:<cluster>): the pods wait for the mount", "the join Job (pull-join)",
                 k("pkg/controllers/certificate/cert_rotation_controller.go", "KarmadaKubeconfigName")),
-        Expects("no Cluster of its name with another spec.id (else `the cluster ID ... or the cluster name ... has "
-                "been registered`, exit)", "nobody: the agent makes it", k("pkg/util/cluster.go",
-                                                                           "ClusterRegisterOption.Validate")),
+        Expects("a Cluster of its name with spec.id = its kube-system UID (else `the cluster ID ... or the cluster "
+                "name ... has been registered`, exit) and exactly the spec it derives from its flags (else it creates "
+                "or updates it, which its RBAC refuses: exit)", "the hub stack (member_docs.cluster_object, with the "
+                "member's clusterId)", k("pkg/util/cluster.go", "CreateOrUpdateClusterObject")),
     ),
     exits=(
         Fact("cluster name not a DNS-1123 label of at most 48 characters; negative status/lease durations",
@@ -891,8 +889,10 @@ AGENT = Contract(
              "is made, and nothing is written to the hub's karmada-cluster Secrets (the karmada-cluster namespace "
              "is still ensured on both sides)", k("pkg/util/credential.go", "ObtainCredentialsFromMemberCluster")),
         Fact("the agent has no flag for Cluster labels", k("cmd/agent/app/options/options.go", "Options.AddFlags")),
-        Fact("two replicas register before leader election: on a first start the loser of the create race gets "
-             "AlreadyExists and exits once", _REGISTER),
+        Fact("registration creates the Cluster when none of its name exists and updates it when the spec it derives "
+             "(syncMode Pull, apiEndpoint, proxyURL, id, provider, zones, region, insecureSkipTLSVerification, secret "
+             "references) differs from the stored one; equal, it writes nothing",
+             k("cmd/agent/app/agent.go", "generateClusterInControllerPlane")),
     ),
     kubeconfig_flags=("karmada-kubeconfig",),
 )

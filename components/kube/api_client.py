@@ -28,6 +28,11 @@ class ApiError(Exception):
     pass
 
 
+class ApiConnectionError(ApiError, OSError):
+    """No HTTP answer at all (connection, TLS, timeout): still an OSError, as urllib's errors were, so a caller that
+    treats an unreachable API server as such keeps doing so."""
+
+
 @dataclass(frozen=True)
 class KubeApi:
     server: str
@@ -86,7 +91,7 @@ class KubeApi:
             status, payload = https_request(self.server, self._context(), method, path, data, headers, self.timeout,
                                             self.tls_server_name)
         except (http.client.HTTPException, OSError) as exc:
-            raise ApiError(f"{method} {self.server}{path}: {exc}") from exc
+            raise ApiConnectionError(f"{method} {self.server}{path}: {exc}") from exc
         try:
             return status, json.loads(payload or b"{}")
         except ValueError:

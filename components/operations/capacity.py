@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config import ConfigError, FleetConfig
+from components.fleet import csr_approver_docs
 from components.hetzner import limits
 from components.karmada import addons_docs, manifests, workloads
 from components.kube import agent_script
@@ -133,6 +134,14 @@ def search_members(config: FleetConfig) -> list[str]:
         return []
 
 
+def pull_members(config: FleetConfig) -> list[str]:
+    """Pull members whose joins this stack's hub approves (components/fleet/registry.py runs the approver for them):
+    an all-in-one stack's own, a hub stack's region stacks' members; none for a region stack."""
+    if config.role == "region":
+        return []
+    return [m.name for m in fleet_members(config, region_intents(config, None)) if m.sync_mode == "Pull"]
+
+
 def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     """Every pod-running document a stack that owns the hub applies to its host cluster, with what it is part of:
     rendered by the functions the components call."""
@@ -140,6 +149,10 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     out += [("Karmada control plane", manifests.deployment(w)) for w in workloads.deployments(config)]
     out += [("scheduler-estimators", manifests.deployment(workloads.estimator(config, m)))
             for m in estimator_members(config)]
+    pull = pull_members(config)
+    if pull:
+        out.append(("agent CSR approver", csr_approver_docs.deployment(
+            pull, agent_script.source(csr_approver_docs.SCRIPT_KEY))))
     if config.dns is not None:
         assert config.hub is not None
         primaries: list[str] = []

@@ -48,8 +48,8 @@ class EtcdBackup(pulumi.ComponentResource):
         etcd_image = f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{config.karmada.release.etcd}"
         stack = pulumi.get_stack()
         assert config.hub is not None, "backups run on the hub"
-        # the hub's own k3s snapshots share the bucket; this job bounds them too (k3s_snapshots)
-        k3s = (k3s_snapshots.folder(stack), k3s_snapshots.s3_retention(config.hub.servers))
+        # the hub's own k3s snapshots share the bucket; with `retain` this job bounds them too (k3s_snapshots)
+        k3s = k3s_snapshots.job_bound(backup, stack, config.hub.servers)
         job = docs.cron_job(backup, stack, etcd_image, source, config.karmada.etcd.quota_backend_bytes, k3s)
         apply("host", with_secret_checksum(job, mounted),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))

@@ -4,8 +4,9 @@ One pod per run, two steps: an init container from the pinned etcd image runs `e
 (flags.etcdctl_flags + ETCDCTL_SNAPSHOT_SAVE) with its own client certificate into an emptyDir; then
 `agents/etcd_backup_upload.py upload` encrypts the file (AES-256-GCM, format KHB1, with the stack secret
 mounted from its own Secret) and streams it as an S3 multipart upload to `<prefix>/<stack>/<UTC time>.db.enc`,
-then deletes the oldest beyond `retain` (and bounds the hub's own k3s snapshots in the same bucket, see
-k3s_snapshots). Memory is bounded by the part size, not the snapshot size. A
+then (only with `retain`) deletes the oldest beyond it and bounds the hub's own k3s snapshots in the same bucket
+(k3s_snapshots); without, it only writes and the bucket's lifecycle rule does retention for both. Memory is
+bounded by the part size, not the snapshot size. A
 snapshot that never leaves the hub's servers is not a backup, so there is no local-only mode. Works embed
 tenants' Secrets, so nothing leaves unencrypted. Restore: docs/runbooks/restore-etcd.md.
 
@@ -87,7 +88,8 @@ def uploader_args(backup: EtcdBackupConfig, stack: str, k3s: tuple[str, int] | N
     return [
         "upload",
         f"--endpoint={backup.endpoint}", f"--region={backup.region}", f"--bucket={backup.bucket}",
-        f"--prefix={backup.prefix}", f"--stack={stack}", f"--retain={backup.retain}",
+        f"--prefix={backup.prefix}", f"--stack={stack}",
+        *([f"--retain={backup.retain}"] if backup.retain is not None else []),
         f"--snapshot={flags.ETCD_SNAPSHOT_PATH}", f"--key-file={KEY_DIR}/{ENCRYPTION_KEY}",
         *([f"--k3s-folder={k3s[0]}", f"--k3s-retain={k3s[1]}"] if k3s else []),
     ]

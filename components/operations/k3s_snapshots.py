@@ -13,7 +13,9 @@ Retention in object storage is a count over all servers together, not per server
 version), and since v1.34.0 (k3s-io/k3s#12669; v1.34.1 is pinned) N is `etcd-s3-retention` (default 5), no longer
 `etcd-snapshot-retention` (k3s-io/k3s#13769): left alone, k3s keeps the last one or two runs of a three-server hub.
 The retention the program promises, `s3_retention(servers)` (every server's seven days), is applied by the etcd
-backup job on every run (agents/etcd_backup_upload.py `k3s_expired`, the same rule), so it holds whatever k3s does.
+backup job on every run when the stack sets `karmada.etcd.backup.retain` (agents/etcd_backup_upload.py
+`k3s_expired`, the same rule), so it holds whatever k3s does; without `retain` the hub's key only writes and the
+bucket's lifecycle rule expires this folder too (`job_bound`).
 k3s' own prune is only lifted out of its way: the Secret sets `etcd-s3-retention` to S3_RETENTION_CEILING, the
 largest hub's count (the Secret must not change with the server count: pulumi-kubernetes replaces a Secret whose
 data changes). It cannot go into the config file: any S3 setting beside `etcd-s3` and the Secret's name makes k3s
@@ -48,6 +50,13 @@ def s3_retention(servers: int) -> int:
 
 S3_RETENTION_CEILING = s3_retention(MAX_SPREAD_GROUP_SERVERS)
 """What the Secret asks k3s to keep: the largest hub's count, so k3s never prunes below what the backup job keeps."""
+
+
+def job_bound(backup: EtcdBackupConfig, stack: str, servers: int) -> tuple[str, int] | None:
+    """What the etcd backup job bounds of these snapshots: (folder, how many to keep) when the stack sets `retain`
+    (its key may delete); None without it, when the hub's key only writes and the bucket's lifecycle rule bounds
+    this folder as it does the Karmada snapshots (security review 2, M7; docs/runbooks/restore-etcd.md)."""
+    return (folder(stack), s3_retention(servers)) if backup.retain is not None else None
 
 
 def endpoint_host(endpoint: str) -> str:

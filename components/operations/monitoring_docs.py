@@ -27,7 +27,9 @@ with sources is in docs/monitoring.md):
 The client certificate (`PROMETHEUS_USER`, Karmada CA) is the one identity Prometheus gets: the ClusterRole bound to
 it in karmada-apiserver allows `get` on the non-resource URL `/metrics` and nothing else; the aggregated apiserver
 and kube-controller-manager ask karmada-apiserver the same question by SubjectAccessReview. Prometheus Operator
-reads the certificate from the Secret `CLIENT_SECRET` beside the PodMonitors.
+reads the certificate from the Secret `CLIENT_SECRET` beside the PodMonitors, and both live in Prometheus's own
+namespace (`monitoring.prometheusNamespace`, selecting each target's pods by namespaceSelector): the
+operator then needs no Secret access in `karmada-system`, where the CA and etcd keys are (security review 2, M10).
 
 Network flows a NetworkPolicy must allow for all this: `flows()` (docs/monitoring.md).
 
@@ -127,9 +129,10 @@ def _meta(name: str, labels: Mapping[str, str], namespace: str = NAMESPACE) -> d
     return {"name": name, "namespace": namespace, "labels": {**labels, **own}}
 
 
-def pod_monitor(target: ScrapeTarget, labels: Mapping[str, str], interval_seconds: int) -> dict[str, Any]:
-    """monitoring.coreos.com/v1 PodMonitor for one target; `job` is the target's name (estimators: one job, the
-    member in `member_cluster`)."""
+def pod_monitor(target: ScrapeTarget, labels: Mapping[str, str], interval_seconds: int,
+                namespace: str) -> dict[str, Any]:
+    """monitoring.coreos.com/v1 PodMonitor for one target, in Prometheus's `namespace` (its TLS Secret references
+    resolve there); `job` is the target's name (estimators: one job, the member in `member_cluster`)."""
     relabel: list[dict[str, Any]]
     if target.name_prefix:
         selector: dict[str, Any] = {"matchExpressions": [{"key": NAME_LABEL, "operator": "Exists"}]}
@@ -158,7 +161,7 @@ def pod_monitor(target: ScrapeTarget, labels: Mapping[str, str], interval_second
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PodMonitor",
-        "metadata": _meta(f"karmada-hub-{target.job}", labels),
+        "metadata": _meta(f"karmada-hub-{target.job}", labels, namespace),
         "spec": {"selector": selector, "namespaceSelector": {"matchNames": [target.namespace]},
                  "podMetricsEndpoints": [endpoint]},
     }
@@ -169,12 +172,14 @@ def prometheus_rule(groups: list[dict[str, Any]], labels: Mapping[str, str]) -> 
             "spec": {"groups": groups}}
 
 
-def client_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
-    """host: Prometheus's client certificate and the Karmada CA it verifies the API servers with."""
+def client_secret(namespace: str, ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
+    """host: Prometheus's client certificate and the Karmada CA it verifies the API servers with, in Prometheus's
+    `namespace` beside the PodMonitors."""
     files = {"ca.crt": ca_pem, "tls.crt": cert_pem, "tls.key": key_pem}
     if not all(files.values()):
         raise ValueError("prometheus client secret: empty certificate or key")
-    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "metadata": _meta(CLIENT_SECRET, {}),
+    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": _meta(CLIENT_SECRET, {}, namespace),
             "data": {k: base64.b64encode(v.encode()).decode() for k, v in files.items()}}
 
 

@@ -35,6 +35,7 @@ def check(config: FleetConfig, stack_file: str) -> None:
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
                               f"{row.status}")
+    check_tenant_groups(config, stack_file)
     if config.failover.rto_seconds is not None and config.members:
         try:
             check_rto(failover_budget(config), config.failover.rto_seconds)
@@ -46,6 +47,55 @@ def check(config: FleetConfig, stack_file: str) -> None:
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
+    if config.role == "region":
+        check_region_identity(config, stack_file)
+
+
+def check_tenant_groups(config: FleetConfig, stack_file: str) -> None:
+    """Every affinity group a tenant names by region has a member to name: placement lists members by name
+    (policy_docs `_affinity_region`), and a group of regions without members would be an empty cluster list, which
+    Karmada reads as every cluster. Typical after removing a region's last member (docs/runbooks/members.md)."""
+    if not config.members:
+        return
+    have = {m.region for m in config.members}
+    for i, tenant in enumerate(config.tenants):
+        groups = [("preferredRegions", tenant.placement.preferred_regions)]
+        groups += [(f"overflow[{j}].regions", g.regions) for j, g in enumerate(tenant.placement.overflow)]
+        for key, regions in groups:
+            if regions and not set(regions) & have:
+                raise ConfigError(f"{stack_file}: karmada-hub:tenants[{i}].placement.{key}: no member in "
+                                  f"{', '.join(regions)} (tenant {tenant.name}); add a member there or remove the "
+                                  "region from the list")
+
+
+def check_region_identity(config: FleetConfig, stack_file: str) -> None:
+    """A region stack's own CSR is one its hub accepts, and its `identityKey` is that CSR's key (else the hub's
+    certificates would not work with it: one line now instead of a TLS error at the first API call). The offline
+    planner has no secrets: its placeholder is not checked."""
+    from cryptography.hazmat.primitives import serialization
+
+    from components.config import IDENTITY_KEY, OFFLINE_PLACEHOLDER
+    from components.kube.region_csr import check_region_csr
+
+    assert config.region is not None and config.identity_csr is not None, "FleetConfig checks both for regions"
+    stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
+    fix = f"make a key and CSR with `hubctl region-key {stack}` and commit the CSR it prints"
+    try:
+        csr = check_region_csr(config.identity_csr, config.region)
+    except ValueError as err:
+        raise ConfigError(f"{stack_file}: karmada-hub:identityCsr: {err}; {fix}") from None
+    key_pem = config.secrets[IDENTITY_KEY]
+    if key_pem.startswith(OFFLINE_PLACEHOLDER):
+        return
+    fmt = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    except (ValueError, TypeError):
+        raise ConfigError(f"{stack_file}: karmada-hub:{IDENTITY_KEY}: is not an unencrypted PEM private key; {fix}"
+                          ) from None
+    if key.public_key().public_bytes(*fmt) != csr.public_key.public_bytes(*fmt):
+        raise ConfigError(f"{stack_file}: karmada-hub:{IDENTITY_KEY}: is not the key of karmada-hub:identityCsr; "
+                          f"commit the CSR `hubctl region-key {stack}` printed with this key, or {fix}")
 
 
 def check_addons(config: FleetConfig, stack_file: str) -> None:
@@ -89,6 +139,26 @@ def check_whatif(config: FleetConfig, stack_file: str) -> None:
                           "group, or set failover: manual")
 
 
+def check_k3s_pinned(config: FleetConfig, stack_file: str) -> str | None:
+    """A protected (production) hub installs k3s only against a checksum its operator recorded
+    (`hub.k3sSha256`), not against the one the same release serves next to the binary (security review 2, M5):
+    refused with one line at `pulumi preview`/`up`. The offline planner installs nothing (and the example prod-hub
+    carries no checksum anyone verified): there the message is returned, not raised, and not printed."""
+    import os
+
+    from components.kube.cert_schedule import OFFLINE_ENV
+
+    hub = config.hub
+    if hub is None or not hub.protect or hub.k3s_sha256:
+        return None
+    message = (f"{stack_file}: karmada-hub:hub.k3sSha256: a protected (production) hub installs k3s {hub.k3s_version} "
+               "only against a checksum recorded here: set it to the sha256 of that release's k3s binary (its "
+               "sha256sum-amd64.txt, checked against the release's signature)")
+    if os.environ.get(OFFLINE_ENV) == "1":
+        return message
+    raise ConfigError(message)
+
+
 def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
     """What this `up` would change on the running hub, from what Hetzner reports (hetzner/changes.py): refuse a
     dangerous change with one line naming the key and the fix, warn about what will roll. Runs inside the
@@ -99,6 +169,7 @@ def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
 
     from components.hetzner import changes, live
 
+    check_k3s_pinned(config, stack_file)
     try:
         plan = changes.plan_hub(config.hub, config.karmada.etcd, live.read_deployed(config.hub))
     except changes.UnsafeChange as exc:

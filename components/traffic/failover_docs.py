@@ -92,8 +92,9 @@ HOST_RULES: tuple[dict[str, Any], ...] = (
 
 - leases get/create/update: its own observation Lease and the leader Lease (get one by name, create it the
   first time, renew it); list: the leader reads every vantage point's Lease. No delete, patch or watch.
-- dnsendpoints list: the leader reads what is published; create/update: a name's decision; delete: a name
-  whose Ingress is gone. No get (list covers it), no status (external-dns writes that), no watch.
+- dnsendpoints list: the leader reads what is published; create/update: a name's decision, or (mode hetzner) a
+  region's drill record; delete: a name whose Ingress is gone, or a gone region's record. No get (list covers
+  it), no status (external-dns writes that), no watch.
 - configmaps list: the region ConfigMaps (label-selected; RBAC cannot restrict by label, and the namespace
   holds no Secrets' data in ConfigMaps: the two agent scripts and kube-root-ca.crt)."""
 

@@ -356,6 +356,10 @@ def _instances(pattern: str, c: Container | None, fleet: Fleet) -> list[str]:
         return [substitute(pattern, {"each-cluster": n}) for n, _ in fleet.clusters()]
     if "<pull-cluster>" in pattern:
         return [substitute(pattern, {"pull-cluster": n}) for n, mode in fleet.clusters() if mode == "Pull"]
+    if "<pull-token-id>" in pattern:  # a Pull member's bootstrap token id (member_docs.token_id)
+        from components.fleet.member_docs import token_id
+
+        return [substitute(pattern, {"pull-token-id": token_id(n)}) for n, mode in fleet.clusters() if mode == "Pull"]
     if c is None:
         return [pattern]
     return [substitute(pattern, {"cluster": c.flags.get("cluster-name", "<cluster>")})]

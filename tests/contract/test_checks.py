@@ -155,12 +155,12 @@ def _sidecar_on_another_port(f: Fleet) -> None:
     next(e for e in c["env"] if e["name"] == "WEBHOOK_ADDRESS")["value"] = "localhost:9999"
 
 
-def _pulumi_owns_the_pull_cluster(f: Fleet) -> None:
+def _pulumi_owns_the_agent_heartbeat(f: Fleet) -> None:
     from tests.contract.fleet import Obj
 
-    f.objects.append(Obj("dev", "karmada", {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                                            "metadata": {"name": "dev-hel1-a"},
-                                            "spec": {"syncMode": "Pull", "apiEndpoint": "https://x:6443"}}))
+    f.objects.append(Obj("dev", "karmada", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                            "metadata": {"name": "dev-hel1-a", "namespace": "karmada-cluster"},
+                                            "spec": {}}))
 
 
 def _pulumi_owns_a_push_execution_namespace(f: Fleet) -> None:
@@ -198,10 +198,10 @@ def _leader_lease_of_another_name(f: Fleet) -> None:
     role["rules"][0]["resourceNames"] = ["karmada-agent"]
 
 
-def _agent_role_without_update(f: Fleet) -> None:
+def _agent_role_without_get(f: Fleet) -> None:
     role = f.one("karmada", "ClusterRole", "system:karmada:dev-hel1-a:agent").body
     named = next(r for r in role["rules"] if r.get("resourceNames") and r["resources"] == ["clusters"])
-    named["verbs"] = ["get", "delete"]
+    named["verbs"] = ["delete"]
 
 
 def _external_dns_role_without_watch(f: Fleet) -> None:
@@ -354,8 +354,8 @@ MUTATIONS: list[tuple[Any, ...]] = [
     ("dials", "karmada's NodePort closed in the Cloud Firewall", _karmada_node_port_closed,
      "karmada-agent-join container join: dials api.hub.dev.example.com:32443 (the bootstrap Secret's `server`"),
     ("dials", "sidecar moved", _sidecar_on_another_port, "nothing in its pod listens on localhost:8888", "hetzner"),
-    ("ownership", "D2 Pulumi owns the Pull Cluster", _pulumi_owns_the_pull_cluster,
-     "karmada Cluster /dev-hel1-a is a Pulumi resource, but karmada-agent creates it itself"),
+    ("ownership", "Pulumi owns the Pull agent's heartbeat", _pulumi_owns_the_agent_heartbeat,
+     "karmada Lease karmada-cluster/dev-hel1-a is a Pulumi resource, but karmada-agent creates it itself"),
     ("ownership", "D7 a Push execution namespace owned", _pulumi_owns_a_push_execution_namespace,
      "karmada Namespace /karmada-es-dev-fsn1-a is a Pulumi resource, but karmada-controller-manager creates it"),
     ("ownership", "Pulumi owns the agent's kubeconfig", _pulumi_owns_the_agent_kubeconfig,
@@ -367,8 +367,8 @@ MUTATIONS: list[tuple[Any, ...]] = [
     ("rbac", "leader lease Role for another name", _leader_lease_of_another_name,
      "system:karmada:agent:dev-hel1-a may not get coordination.k8s.io/leases karmada-agent-dev-hel1-a in "
      "karmada-system"),
-    ("rbac", "D2 agent without update on its Cluster", _agent_role_without_update,
-     "system:karmada:agent:dev-hel1-a may not update cluster.karmada.io/clusters dev-hel1-a"),
+    ("rbac", "D2 agent without get on its Cluster", _agent_role_without_get,
+     "system:karmada:agent:dev-hel1-a may not get cluster.karmada.io/clusters dev-hel1-a"),
     ("rbac", "external-dns without watch", _external_dns_role_without_watch,
      "system:serviceaccount:external-dns:external-dns may not watch externaldns.k8s.io/dnsendpoints in "
      "external-dns", "hetzner"),

@@ -20,7 +20,8 @@ What it does the way kube-apiserver v1.35 does (vendored k8s.io/apiserver v0.35.
 - objects: create (`generateName`; 409 AlreadyExists), get, list (all namespaces or one; `labelSelector` terms
   `k` and `k=v`), update (409 on a stale resourceVersion), JSON merge patch (RFC 7386), server-side apply
   (`application/apply-patch+yaml`: the object as sent, no field ownership), any other patch type 415, delete.
-  A write to `…/status` changes only `status`; any other write keeps the `status` there is and bumps
+  A write to `…/status` changes only `status`, to a CSR's `…/approval` only `status.conditions` (and needs
+  `approve` on the signer, as kube-apiserver checks it); any other write keeps the `status` there is and bumps
   `metadata.generation` when `spec` changes; every write bumps `resourceVersion`; a create sets `uid` and
   `creationTimestamp`, and a CertificateSigningRequest's `spec.username` and `groups` from the requester.
   `?watch=` is answered as a list: no program under test watches. `/api/v1` and `/apis/<group>/<version>`
@@ -290,6 +291,8 @@ class FakeApiServer:
                 sent = ((body or {}).get("metadata") or {}).get("resourceVersion")
                 if sent and sent != current["metadata"]["resourceVersion"]:
                     return 409, _status(409, "Conflict", "the object has been modified")
+                if t.subresource == "approval" and not self._may_approve(user, current, body):
+                    return 403, _status(403, "Forbidden", f"{user.name} may not approve for this signer")
                 new = copy.deepcopy(body)
             elif media == APPLY_PATCH:
                 new = copy.deepcopy(body)
@@ -300,6 +303,19 @@ class FakeApiServer:
             out = self._write(key, self._updated(current, new, t.subresource))
             self._run_hooks(verb, key, out, user)
             return 200, out
+
+    def _may_approve(self, user: User, current: dict[str, Any], body: Any) -> bool:
+        """An approval write that adds a condition also needs `approve` on `signers` named by the CSR's signer
+        (k8s.io/kubernetes v1.35.4 plugin/pkg/admission/certificates/approval/admission.go, the CertificateApproval
+        admission plugin, on by default: IsAuthorizedForSignerName(..., "approve", signerName))."""
+        old = {c.get("type") for c in (current.get("status") or {}).get("conditions") or []}
+        new = {c.get("type") for c in ((body or {}).get("status") or {}).get("conditions") or []}
+        if not new - old:
+            return True
+        signer = (current.get("spec") or {}).get("signerName", "")
+        signers = Target(group="certificates.k8s.io", version="v1", resource="signers", namespace="", name=signer,
+                         subresource="", query={})
+        return self.authorized(user, "approve", signers)
 
     def _forbidden(self, user: User, verb: str, t: Target) -> tuple[int, Any]:
         where = f"{t.group}/{t.rbac_resource} ns={t.namespace or '-'} {t.name}".rstrip()
@@ -331,6 +347,10 @@ class FakeApiServer:
         """`new` as it is stored over `current`: identity and server-set fields kept, `status` by subresource."""
         if subresource == "status":
             return {**copy.deepcopy(current), "status": copy.deepcopy(new.get("status"))}
+        if subresource == "approval":  # only the approval conditions change (the CSR registry's approvalStrategy)
+            status = {**copy.deepcopy(current.get("status") or {}),
+                      "conditions": copy.deepcopy((new.get("status") or {}).get("conditions") or [])}
+            return {**copy.deepcopy(current), "status": status}
         status = current.get("status", new.get("status"))
         if status is None:
             new.pop("status", None)

@@ -299,7 +299,7 @@ class RealFleet:
         self.config = FleetConfig.from_mapping(stack.project_values()[0], f"stacks/Pulumi.{self.stack}.yaml",
                                                stack.project_values()[1])
         self._capi_and_members()
-        stack = self._with_capi(stack)
+        stack = self._with_cluster_ids(self._with_capi(stack))
         first = render(stack, RealMocks(self.capi.api, self._member_apis(), read_tokens=False))  # type: ignore[union-attr]
         self._mark("rendered (first pass)")
         for name in self.members:
@@ -349,6 +349,22 @@ class RealFleet:
         key = f"karmada-hub:{self.config.capi.kubeconfig_config_key}"
         config = {**stack.config, key: self.capi.admin_kubeconfig(f"https://{CAPI_SERVER_NAME}:6443")}
         return dataclasses.replace(stack, config=config)
+
+    def _with_cluster_ids(self, stack: StackConfig) -> StackConfig:
+        """What an operator commits after a region's first `up` prints `pullClusterIds`: each Pull member's real
+        kube-system UID as its `clusterId`. The hub makes that member's Cluster with it and the agent checks it
+        (karmada v1.18.2 pkg/util/cluster.go `Validate`), so the example file's UID, of another cluster, would not
+        join these kwok members."""
+        key = "karmada-hub:members"
+        members = json.loads(stack.config[key])
+        for member in members:
+            if member.get("syncMode") == "Pull":
+                api = self._member(member["name"]).api
+                assert api is not None
+                namespace = api.get("v1", "Namespace", "kube-system")
+                assert namespace is not None
+                member["clusterId"] = namespace["metadata"]["uid"]
+        return dataclasses.replace(stack, config={**stack.config, key: json.dumps(members)})
 
     # ------------------------------------------------------------------------------------------ apply
 
