@@ -76,7 +76,8 @@ def _secret(value: Any) -> dict[str, Any]:
 
 class RealMocks(PlanMocks):
     """The offline stand-ins, except what a provider reads from a cluster that exists here: CAPI's kubeconfig
-    Secrets, and the member service-account tokens their token controllers fill."""
+    Secrets, a member's kube-system Namespace (its UID) and the member service-account tokens their token
+    controllers fill."""
 
     def __init__(self, capi: Api, members: dict[str, Api], read_tokens: bool) -> None:
         super().__init__()
@@ -91,6 +92,11 @@ class RealMocks(PlanMocks):
                 raise ApiError(f"the CAPI management cluster has no Secret {args.resource_id}")
             return args.resource_id, {**args.inputs, "data": _secret(obj["data"]), "type": obj["type"],
                                       "metadata": obj["metadata"]}
+        if args.resource_id and args.typ == "kubernetes:core/v1:Namespace" and provider.startswith("k8s-member-"):
+            obj = self.members[provider.removeprefix("k8s-member-")].get("v1", "Namespace", args.resource_id)
+            if obj is None:
+                raise ApiError(f"{provider} has no Namespace {args.resource_id}")
+            return args.resource_id, {**args.inputs, "metadata": obj["metadata"]}
         rid, state = super().new_resource(args)
         plain = unwrap(args.inputs)
         if (self.read_tokens and args.typ == "kubernetes:core/v1:Secret" and plain.get("type") == SA_TOKEN_TYPE
@@ -499,6 +505,10 @@ class RealFleet:
         objects = self.rendered.objects("host")
         crds_needed = {o["kind"] for _, o in objects} & {"PodMonitor", "PrometheusRule"}
         self._apply_all(api, [(None, crd) for crd in third_party_crds(crds_needed)])
+        if crds_needed:  # the operator's Prometheus stack: its CRDs and its namespace, which the program writes into
+            assert self.config is not None
+            self._apply_all(api, [(None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+                "name": self.config.monitoring.prometheus_namespace}})])
         applied = self._apply_all(api, objects, skip_workloads=True)
         self._publish_services(cluster, applied)
         for svc in cluster.services.values():  # a node port answers on every server's address, and the LB's
