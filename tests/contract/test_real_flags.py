@@ -96,13 +96,23 @@ def mount_paths(container: Container) -> list[str]:
     return paths
 
 
+def in_own_netns(argv: list[str]) -> list[str]:
+    """The argv run in a network namespace of its own, with loopback and an interface holding the default route (a
+    pod's eth0: an API server picks its advertise address from it), so that two components listening on the same
+    port (every server here serves 443) and anything else on this machine never collide."""
+    setup = ("ip link set lo up && ip link add eth0 type veth peer name eth1 && ip link set eth1 up && "
+             "ip addr add 10.244.0.2/24 dev eth0 && ip link set eth0 up && ip route add default dev eth0")
+    return ["unshare", "--net", "--", "sh", "-c", setup + ' && exec "$0" "$@"', *argv]
+
+
 def run(argv: list[str]) -> tuple[str, int | None]:
-    """Run with the env every pod gets from the kubelet (the API's Service address) and nothing else."""
+    """Run in its own network namespace with the env every pod gets from the kubelet (the API's Service address)
+    and nothing else."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = {"HOME": tmp, "PATH": "/usr/bin:/bin", "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+        env = {"HOME": tmp, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "KUBERNETES_SERVICE_HOST": "127.0.0.1",
                "KUBERNETES_SERVICE_PORT": "443"}
         try:
-            res = subprocess.run(argv, cwd=tmp, env=env, capture_output=True,
+            res = subprocess.run(in_own_netns(argv), cwd=tmp, env=env, capture_output=True,
                                  text=True, timeout=RUNNING_AFTER_S)
             return res.stdout + res.stderr, res.returncode
         except subprocess.TimeoutExpired as exc:
