@@ -31,9 +31,10 @@ from tests.support.httpfake import Handler, LoopbackServer
 from tests.support.loopback import wait_for
 from tests.support.tools import REPO, load_stack
 
-TOLERANCE = 0.5
-"""Seconds between a scripted event and the drill's measurement of it: one poll (0.05 s) plus one observation
-pass (a handful of HTTPS, DNS and HTTP round trips on loopback) plus scheduling noise on a shared CI machine."""
+TOLERANCE = 1.0
+"""Seconds between an event of the simulated fleet and the drill's measurement of it: one poll (0.05 s) plus one
+observation pass (a handful of HTTPS, DNS and HTTP round trips on loopback, each a new TLS handshake), which took
+up to 0.6 s on a loaded 2-core CI machine. Events are compared with when the simulation made them, never before."""
 
 
 @pytest.fixture
@@ -61,6 +62,13 @@ def _phases(out: Path) -> dict[str, dict[str, Any]]:
     return {p["key"]: p for p in data["phases"]}
 
 
+def _since(fleet: DrillFleet, cue: str, start: str) -> float:
+    """Seconds from the simulated fleet's `start` cue to its `cue`, as it happened (monotonic clock)."""
+    at, began = fleet.cue(cue), fleet.cue(start)
+    assert at is not None and began is not None, (cue, start, fleet.cues)
+    return at - began
+
+
 def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: Path) -> None:
     proc = _drill(fleet, tmp_path, "--yes")
     output, _ = proc.communicate(timeout=120)
@@ -69,14 +77,17 @@ def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: P
     data = json.loads((out / "timeline.json").read_text())
     assert data["outcome"] == "complete", output
     p = {k: v["at"] for k, v in _phases(out).items()}
-    s, t = fleet.script, fleet.world.timing
+    t = fleet.world.timing
 
     # the kill: the cue (poweroff) came at most one HTTP round trip after the drill's T0
     assert p["client_fail"] <= TOLERANCE
-    # Karmada's scripted reactions, measured from T0 (the poweroff lands a moment after it)
-    for key, scripted in (("ready", s.ready_false), ("noschedule", s.ready_false), ("noexecute", s.noexecute),
-                          ("binding", s.evict), ("survivors", s.evict)):
-        assert abs(p[key] - scripted) <= TOLERANCE, (key, p[key], scripted)
+    # Karmada's scripted reactions, measured from T0 (the poweroff lands a moment after it): never before the
+    # simulated fleet made the change (its own clock: a loaded machine fires the script's timers late), and at
+    # most one observation pass after it
+    for key, cue in (("ready", "ready_false"), ("noschedule", "ready_false"), ("noexecute", "noexecute"),
+                     ("binding", "evict"), ("survivors", "evict")):
+        happened = _since(fleet, cue, "poweroff")
+        assert happened - 0.01 <= p[key] <= happened + TOLERANCE, (key, p[key], happened)
     # the failover controller: a majority needs K failed rounds, the K-th ending at its timeout, plus a decision
     detect_max = t.failure_threshold * t.period + t.timeout + 2 * t.decision_period
     assert (t.failure_threshold - 1) * t.period - TOLERANCE <= p["dnsendpoint"] <= detect_max + TOLERANCE
@@ -91,7 +102,9 @@ def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: P
     assert p["authoritative"] < p["binding"] + t.sync_delay
     # the way back
     assert p["path_back"] <= TOLERANCE
-    assert abs(p["ready_back"] - s.ready_true) <= TOLERANCE and abs(p["binding_back"] - s.binding_back) <= TOLERANCE
+    for key, cue in (("ready_back", "ready_true"), ("binding_back", "binding_back")):
+        happened = _since(fleet, cue, "poweron")
+        assert happened - 0.01 <= p[key] <= happened + TOLERANCE, (key, p[key], happened)
     assert p["dnsendpoint_back"] >= (t.success_threshold - 1) * t.period - TOLERANCE
     assert p["authoritative_back"] >= p["dnsendpoint_back"]
 
