@@ -77,8 +77,8 @@ def _network(value: Any, family: int | None = None) -> Any:
     if isinstance(value, ipaddress.IPv4Network | ipaddress.IPv6Network):
         return value
     if not isinstance(value, str):
-        raise _fail("cidr", "must be a network in CIDR notation like 198.51.100.0/24 (got a {kind})",
-                    kind=type(value).__name__)
+        raise _fail("cidr", "must be a network in CIDR notation like 198.51.100.0/24 (got a {got})",
+                    got=type(value).__name__)
     text = value.strip()
     written = 6 if ":" in text else 4
     if family == 4 and written == 6:

@@ -1,0 +1,400 @@
+"""components/config.py at its edges: every numeric bound accepts its limit and refuses one step past it, every
+default is the documented one, the JSON schema (docs/stack.schema.json) states the bounds the program enforces,
+and the cross-field rules hold exactly at their boundary. A bound moved by one, a `>=` turned into `>`, a default
+changed: one of these fails (they are the tests the mutation run gives the `config` target, with test_config.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from components import config as c
+from components.config import ConfigError, FleetConfig
+from tests.support.tools import load_dev_raw
+
+BACKUP = {"endpoint": "https://fsn1.your-objectstorage.com", "region": "fsn1", "bucket": "karmada-backups"}
+
+# (model, key, default, lowest accepted, highest accepted, step, other keys the edge needs)
+BOUNDS: list[tuple[type[BaseModel], str, Any, Any, Any, Any, dict[str, Any]]] = [
+    (c.FailoverConfig, "clusterStatusUpdateFrequency", 10, 5, 60, 1, {"clusterFailureThreshold": 300}),
+    (c.FailoverConfig, "clusterFailureThreshold", 30, 10, 300, 1, {}),
+    (c.FailoverConfig, "clusterSuccessThreshold", 30, 10, 300, 1, {}),
+    (c.FailoverConfig, "clusterMonitorPeriod", 5, 1, 60, 1, {}),
+    (c.FailoverConfig, "clusterMonitorGracePeriod", 40, 10, 600, 1, {"clusterLeaseDuration": 10}),
+    (c.FailoverConfig, "clusterLeaseDuration", 40, 10, 600, 1, {"clusterMonitorGracePeriod": 600}),
+    (c.FailoverConfig, "gracefulEvictionTimeout", 600, 60, 3600, 1, {}),
+    (c.FailoverConfig, "bindingsPerCluster", 50, 1, 100000, 1, {}),
+    (c.FailoverConfig, "podStartSeconds", 60, 0, 1800, 1, {}),
+    (c.FailoverConfig, "rtoSeconds", None, 30, None, 1, {}),
+    (c.DnsFailoverConfig, "probePeriodSeconds", 5, 3, 60, 1, {}),
+    (c.DnsFailoverConfig, "probeTimeoutSeconds", 2, 1, 10, 1, {"probePeriodSeconds": 60}),
+    (c.DnsFailoverConfig, "probeAttempts", 2, 1, 4, 1, {}),
+    (c.DnsFailoverConfig, "failureThreshold", 3, 2, 10, 1, {"successThreshold": 30}),
+    (c.DnsFailoverConfig, "successThreshold", 6, 3, 30, 1, {}),
+    (c.DnsFailoverConfig, "holdDownSeconds", 60, 0, 3600, 1, {}),
+    (c.DnsConfig, "intervalSeconds", 60, 10, 600, 1, {"domain": "example.com"}),
+    (c.DnsConfig, "refreshSeconds", 15, 5, 120, 1, {"domain": "example.com"}),
+    (c.HealthCheckConfig, "interval", 5, 3, 60, 1, {"timeout": 1}),
+    (c.HealthCheckConfig, "timeout", 3, 1, 60, 1, {"interval": 60}),
+    (c.HealthCheckConfig, "retries", 2, 0, 5, 1, {}),
+    (c.PkiConfig, "caValidityHours", 87600, 8760, 175200, 1, {"leafValidityHours": 720}),
+    (c.PkiConfig, "leafValidityHours", 8760, 720, 43800, 1, {}),
+    (c.EtcdBackupConfig, "retain", 28, 1, 1000, 1, BACKUP),
+    (c.MonitoringConfig, "scrapeIntervalSeconds", 30, 10, 300, 1, {}),
+]
+"""probePeriodSeconds' floor is 2 in the model, but the timeout (at least 1) must stay below it: 3 is the lowest
+period a default timeout of 2 allows, so the table takes 3 with the default timeout (the bare floor is checked
+below). successThreshold likewise: at least the default failureThreshold of 3."""
+
+
+def _field(model: type[BaseModel], key: str) -> str:
+    return next(n for n, f in model.model_fields.items() if (f.alias or n) == key)
+
+
+def _ok(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+    return model.model_validate(data)
+
+
+def _refused(model: type[BaseModel], data: dict[str, Any]) -> bool:
+    try:
+        model.model_validate(data)
+    except ValidationError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(("model", "key", "default", "lo", "hi", "step", "ctx"), BOUNDS,
+                         ids=[f"{b[0].__name__}.{b[1]}" for b in BOUNDS])
+def test_each_bound_accepts_its_limit_and_refuses_one_step_past(model: type[BaseModel], key: str, default: Any,
+                                                                lo: Any, hi: Any, step: Any,
+                                                                ctx: dict[str, Any]) -> None:
+    base = {k: v for k, v in ctx.items() if k != key}
+    assert getattr(_ok(model, {k: v for k, v in base.items() if k in ("domain", *BACKUP)}), _field(model, key)) \
+        == default
+    assert getattr(_ok(model, {**base, key: lo}), _field(model, key)) == lo
+    assert _refused(model, {**base, key: lo - step}), f"{key}={lo - step} accepted"
+    if hi is not None:
+        assert getattr(_ok(model, {**base, key: hi}), _field(model, key)) == hi
+        assert _refused(model, {**base, key: hi + step}), f"{key}={hi + step} accepted"
+
+
+SCHEMA_BOUNDS = [(m, k, lo, hi) for m, k, _, lo, hi, _, _ in BOUNDS
+                 if k not in ("probePeriodSeconds", "successThreshold")] + [
+    (c.DnsFailoverConfig, "probePeriodSeconds", 2, 60),
+    (c.DnsFailoverConfig, "successThreshold", 2, 30),
+    (c.DnsConfig, "ttl", 60, 60),
+    (c.ReplicaConfig, "aggregatedApiserver", 2, None),
+    (c.EtcdConfig, "replicas", 3, None),
+    (c.HubConfig, "servers", 3, c.MAX_SPREAD_GROUP_SERVERS),
+]
+
+
+@pytest.mark.parametrize(("model", "key", "lo", "hi"), SCHEMA_BOUNDS,
+                         ids=[f"{b[0].__name__}.{b[1]}" for b in SCHEMA_BOUNDS])
+def test_the_schema_states_the_bounds_the_program_enforces(model: type[BaseModel], key: str, lo: Any,
+                                                           hi: Any) -> None:
+    prop = model.model_json_schema(by_alias=True)["properties"][key]
+    prop = next((p for p in prop.get("anyOf", [prop]) if p.get("type") != "null"), prop)
+    assert prop.get("minimum") == lo and prop.get("maximum") == hi, prop
+
+
+def test_the_float_rate_is_strictly_positive_and_at_most_fifty() -> None:
+    rate = "resourceEvictionRate"
+    assert c.FailoverConfig().resource_eviction_rate == 0.5
+    assert _ok(c.FailoverConfig, {rate: 0.01}).resource_eviction_rate == 0.01  # type: ignore[attr-defined]
+    assert _ok(c.FailoverConfig, {rate: 50}).resource_eviction_rate == 50  # type: ignore[attr-defined]
+    assert _refused(c.FailoverConfig, {rate: 0}) and _refused(c.FailoverConfig, {rate: 50.01})
+    schema = c.FailoverConfig.model_json_schema(by_alias=True)["properties"][rate]
+    assert (schema["exclusiveMinimum"], schema["maximum"]) == (0, 50)
+
+
+# ------------------------------------------------------------------------------------------ cross-field rules
+
+
+def test_failover_grace_must_exceed_a_quarter_lease_and_failure_cover_an_update() -> None:
+    f = c.FailoverConfig
+    assert _refused(f, {"clusterLeaseDuration": 40, "clusterMonitorGracePeriod": 10})  # 10 <= 40/4
+    assert _ok(f, {"clusterLeaseDuration": 40, "clusterMonitorGracePeriod": 11})
+    assert _refused(f, {"clusterLeaseDuration": 600, "clusterMonitorGracePeriod": 150})
+    assert _ok(f, {"clusterLeaseDuration": 600, "clusterMonitorGracePeriod": 151})
+    assert _ok(f, {"clusterStatusUpdateFrequency": 30, "clusterFailureThreshold": 30})
+    assert _refused(f, {"clusterStatusUpdateFrequency": 31, "clusterFailureThreshold": 30})
+    assert f().purge_mode == "Gracefully" and f().rto_seconds is None
+
+
+def test_probe_timeout_below_period_and_restore_slower_than_withdraw() -> None:
+    d = c.DnsFailoverConfig
+    assert _ok(d, {"probePeriodSeconds": 5, "probeTimeoutSeconds": 4})
+    assert _refused(d, {"probePeriodSeconds": 5, "probeTimeoutSeconds": 5})
+    assert _ok(d, {"probePeriodSeconds": 2, "probeTimeoutSeconds": 1})
+    assert _ok(d, {"failureThreshold": 3, "successThreshold": 3})
+    assert _refused(d, {"failureThreshold": 3, "successThreshold": 2})
+
+
+def test_ttl_is_hetzners_minimum_and_hold_down_covers_it() -> None:
+    assert (c.HETZNER_DNS_MIN_TTL, c.DNS_MAX_TTL) == (60, 60)
+    assert c.DnsConfig(domain="example.com").ttl == 60
+    assert _refused(c.DnsConfig, {"domain": "example.com", "ttl": 59})
+    assert _refused(c.DnsConfig, {"domain": "example.com", "ttl": 61})
+    assert _ok(c.DnsConfig, {"domain": "example.com", "failover": {"holdDownSeconds": 60}})
+    assert _refused(c.DnsConfig, {"domain": "example.com", "failover": {"holdDownSeconds": 59}})
+
+
+def test_health_check_timeout_within_its_interval() -> None:
+    h = c.HealthCheckConfig
+    assert _ok(h, {"interval": 10, "timeout": 10}) and _refused(h, {"interval": 10, "timeout": 11})
+    assert _refused(h, {"interval": 3, "timeout": 0})
+
+
+def test_leaf_certificates_live_shorter_than_their_ca() -> None:
+    assert _ok(c.PkiConfig, {"caValidityHours": 8760, "leafValidityHours": 8759})
+    assert _refused(c.PkiConfig, {"caValidityHours": 8760, "leafValidityHours": 8760})
+
+
+def test_quorum_sizes_are_odd_and_at_least_three() -> None:
+    for model, key in ((c.EtcdConfig, "replicas"), (c.HubConfig, "servers")):
+        base = {} if model is c.EtcdConfig else _hub_data()
+        assert [n for n in range(0, 12) if not _refused(model, {**base, key: n})] == [3, 5, 7, 9, 11], model
+    assert c.EtcdConfig().replicas == 3 and c.HubConfig.model_validate(_hub_data()).servers == 3
+
+
+def test_replicas_are_ha() -> None:
+    r = c.ReplicaConfig()
+    assert r.apiserver is None
+    assert (r.aggregated_apiserver, r.kube_controller_manager, r.scheduler, r.controller_manager, r.webhook,
+            r.descheduler) == (2, 2, 2, 2, 2, 2)
+    for key in ("apiserver", "aggregatedApiserver", "kubeControllerManager", "scheduler", "controllerManager",
+                "webhook", "descheduler"):
+        assert _ok(c.ReplicaConfig, {key: 2}) and _refused(c.ReplicaConfig, {key: 1}), key
+
+
+def test_etcd_quota_at_most_8gi_and_the_volume_holds_twice_it() -> None:
+    e = c.EtcdConfig
+    assert c.ETCD_MAX_QUOTA == 8 * 2**30
+    assert e().quota_backend_bytes == 2 * 2**30 and e().storage_size == "8Gi"
+    assert _ok(e, {"quotaBackendSize": "8Gi", "storageSize": "16Gi"})
+    assert _refused(e, {"quotaBackendSize": "8193Mi", "storageSize": "32Gi"})
+    assert _ok(e, {"quotaBackendSize": "2Gi", "storageSize": "4Gi"})
+    assert _refused(e, {"quotaBackendSize": "2Gi", "storageSize": "4095Mi"})
+
+
+@pytest.mark.parametrize(("cron", "ok"), [("17 */6 * * *", True), ("0 0 1,15 * 1-5", True), ("* * * *", False),
+                                          ("* * * * * *", False), ("@daily", False), ("0 0 * * mon", False)])
+def test_schedules_are_five_field_crons(cron: str, ok: bool) -> None:
+    assert (not _refused(c.EtcdBackupConfig, {**BACKUP, "schedule": cron})) is ok
+    assert (not _refused(c.EtcdConfig, {"defragSchedule": cron})) is ok
+    assert c.EtcdBackupConfig.model_validate(BACKUP).schedule == "17 */6 * * *"
+    assert c.EtcdConfig().defrag_schedule == "37 3 * * 0"
+
+
+# ------------------------------------------------------------------------------------------ networks
+
+
+def _hub_data(**firewall: Any) -> dict[str, Any]:
+    return {"sshKeys": [{"name": "ops", "publicKey": "ssh-ed25519 AAAA ops"}],
+            "firewall": {"sshCidrs": ["198.51.100.0/24"], "apiCidrs": ["198.51.100.0/24"], **firewall}}
+
+
+def test_admin_lists_may_admit_at_most_a_public_slash_8_or_slash_32() -> None:
+    assert c.ADMIN_MAX_PUBLIC == {4: 2**24, 6: 2**96}
+    for key in ("sshCidrs", "apiCidrs", "karmadaCidrs"):
+        assert _ok(c.FirewallConfig, {**_hub_data()["firewall"], key: ["11.0.0.0/8"]})
+        assert _refused(c.FirewallConfig, {**_hub_data()["firewall"], key: ["11.0.0.0/8", "12.0.0.0/31"]}), key
+        assert _ok(c.FirewallConfig, {**_hub_data()["firewall"], key: ["2a00::/32"]})
+        assert _refused(c.FirewallConfig, {**_hub_data()["firewall"], key: ["2a00::/31"]}), key
+        assert _refused(c.FirewallConfig, {**_hub_data()["firewall"], key: ["0.0.0.0/0"]}), key
+        assert _refused(c.FirewallConfig, {**_hub_data()["firewall"], key: ["::/0"]}), key
+        assert _ok(c.FirewallConfig, {**_hub_data()["firewall"], key: ["0.0.0.0/0", "::/0"], "allowWorld": True})
+    assert c.FirewallConfig.model_validate(_hub_data()["firewall"]).allow_world is False
+    assert c.FirewallConfig.model_validate(_hub_data()["firewall"]).karmada_cidrs == []
+    for key in ("sshCidrs", "apiCidrs"):
+        assert _refused(c.FirewallConfig, {**_hub_data()["firewall"], key: []}), key
+
+
+def test_world_cover_names_the_share() -> None:
+    with pytest.raises(ValidationError) as exc:
+        c.FirewallConfig.model_validate({**_hub_data()["firewall"], "apiCidrs": ["0.0.0.0/1", "128.0.0.0/1"]})
+    assert "apiCidrs 0.0.0.0/1, 128.0.0.0/1 admit 100% of the public IPv4 internet" in str(exc.value)
+    with pytest.raises(ValidationError) as exc:
+        c.FirewallConfig.model_validate({**_hub_data()["firewall"], "sshCidrs": ["2a00::/16"]})
+    assert "admit 0.01% of the public IPv6 internet; an admin list may admit at most a /32" in str(exc.value)
+    with pytest.raises(ValidationError) as exc:
+        c.FirewallConfig.model_validate({**_hub_data()["firewall"], "sshCidrs": ["12.0.0.0/6"]})
+    assert "admit 2% of the public IPv4 internet; an admin list may admit at most a /8" in str(exc.value)
+
+
+def test_public_addresses_count_only_routable_space_once() -> None:
+    n = ipaddress.ip_network
+    special_v4 = sum(b.num_addresses for b in c._NOT_PUBLIC if b.version == 4)
+    assert c.public_addresses([n("0.0.0.0/0")], 4) == 2**32 - special_v4
+    assert c.public_addresses([n("10.0.0.0/8"), n("192.168.1.0/24")], 4) == 0
+    assert c.public_addresses([n("11.0.0.0/8"), n("11.1.0.0/16")], 4) == 2**24, "overlaps count once"
+    assert c.public_addresses([n("11.0.0.0/8"), n("2a00::/32")], 4) == 2**24, "the other family is not counted"
+    assert c.public_addresses([n("192.0.0.0/16")], 4) == 2**16 - 256 - 256, "less 192.0.0.0/24 and 192.0.2.0/24"
+    assert c.public_addresses([n("::/0")], 6) == 2**125 - 2**96, "global unicast minus documentation"
+    assert c.public_addresses([n("fc00::/7")], 6) == 0
+    assert c.public_addresses([n("::/2")], 6) == 2**125 - 2**96, "a block around all of 2000::/3"
+    assert c.public_addresses([n("2001:db8::/48")], 6) == 0
+    assert n("2000::/3") == c.GLOBAL_V6
+    assert {str(b) for b in c._NOT_PUBLIC} == {
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+        "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
+        "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4", "2001:db8::/32"}
+
+
+@pytest.mark.parametrize(("value", "family", "error"), [
+    ("2001:db8::/48", 4, "'2001:db8::/48' is IPv6; Hetzner private networks are IPv4 (like 10.0.0.0/16)"),
+    ("10.0.0.1/16", None, "'10.0.0.1/16' has host bits set; did you mean 10.0.0.0/16?"),
+    ("2001:db8::1/48", None, "'2001:db8::1/48' has host bits set; did you mean 2001:db8::/48?"),
+    ("10.0.0.300/16", None, "'10.0.0.300/16' is not a valid IPv4 network like 198.51.100.0/24"),
+    ("2001:zz::/48", None, "'2001:zz::/48' is not a valid IPv6 network like 2001:db8::/48"),
+    (42, None, "must be a network in CIDR notation like 198.51.100.0/24 (got a int)"),
+])
+def test_networks_are_read_with_a_message_for_the_family_written(value: Any, family: int | None, error: str) -> None:
+    from pydantic_core import PydanticCustomError
+
+    with pytest.raises(PydanticCustomError) as exc:
+        c._network(value, family)
+    assert str(exc.value).startswith(error)
+    assert c._network(" 10.0.0.0/16 ", 4) == ipaddress.ip_network("10.0.0.0/16")
+    net = ipaddress.ip_network("10.0.0.0/16")
+    assert c._network(net) is net
+    assert c._network("2001:db8::/48") == ipaddress.ip_network("2001:db8::/48")
+
+
+def test_a_cidr_that_is_not_a_string_is_a_one_line_error(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    """A number in a CIDR list (YAML `- 10`) is a user error like any other, not a crash."""
+    def edit(raw: dict[str, Any]) -> None:
+        raw["hub"]["firewall"]["sshCidrs"] = [42]
+
+    with pytest.raises(ConfigError) as exc:
+        _validate(dev, edit)
+    assert str(exc.value) == ("stacks/Pulumi.dev.yaml: karmada-hub:hub.firewall.sshCidrs[0]: must be a network in "
+                              "CIDR notation like 198.51.100.0/24 (got a int)")
+
+
+def test_the_hub_network_is_private_and_holds_its_subnet() -> None:
+    net = c.NetworkConfig()
+    assert (str(net.cidr), str(net.subnet)) == ("10.0.0.0/16", "10.0.1.0/24")
+    assert _ok(c.NetworkConfig, {"cidr": "10.1.0.0/16", "subnet": "10.1.255.0/24"})
+    assert _refused(c.NetworkConfig, {"cidr": "10.1.0.0/16", "subnet": "10.2.0.0/24"})
+    assert _refused(c.NetworkConfig, {"cidr": "11.0.0.0/16", "subnet": "11.0.1.0/24"})
+    assert _refused(c.NetworkConfig, {"cidr": "2001:db8::/48", "subnet": "10.0.1.0/24"})
+
+
+def test_ssh_keys_are_public_keys() -> None:
+    ok = {"name": "ops", "publicKey": "ssh-ed25519 AAAAC3Nz+/= ops@host"}
+    assert _ok(c.SshKeyConfig, ok)
+    for key in ("ssh-rsa AAAA", "ecdsa-sha2-nistp256 AAAA", "ecdsa-sha2-nistp521 AAAA x"):
+        assert _ok(c.SshKeyConfig, {**ok, "publicKey": key}), key
+    for key in ("ssh-dss AAAA", "ecdsa-sha2-nistp257 AAAA", "ssh-ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----",
+                "ssh-ed25519 AAAA PRIVATE KEY"):
+        assert _refused(c.SshKeyConfig, {**ok, "publicKey": key}), key
+
+
+def test_hub_defaults_and_names() -> None:
+    hub = c.HubConfig.model_validate(_hub_data())
+    assert (hub.name, hub.locations, hub.server_type, hub.image, hub.protect) == (
+        "karmada-hub", ["fsn1", "nbg1", "hel1"], "cx33", "ubuntu-24.04", False)
+    assert (hub.network_zone, hub.lb_location, [hub.server_location(i) for i in range(4)]) == (
+        "eu-central", "fsn1", ["fsn1", "nbg1", "hel1", "fsn1"])
+    assert hub.k3s_sha256 is None and hub.api_dns_name is None and hub.load_balancer.type == "lb11"
+    for key, bad in (("serverType", "cx2"), ("serverType", "cx22"), ("serverType", "c123"), ("k3sVersion", "v1.34.1"),
+                     ("k3sVersion", "1.34.1+k3s1"), ("locations", ["fsn1", "ash"]), ("locations", ["mars"]),
+                     ("locations", []), ("loadBalancer", {"location": "ash"}), ("image", "Ubuntu"),
+                     ("k3sSha256", "A" * 64), ("apiDnsName", "hub")):
+        assert _refused(c.HubConfig, {**_hub_data(), key: bad}), (key, bad)
+    for key, good in (("serverType", "cax11"), ("serverType", "ccx123"), ("k3sVersion", "v1.34.1+k3s2"),
+                      ("locations", ["ash"]), ("loadBalancer", {"location": "nbg1"}), ("k3sSha256", "a" * 64),
+                      ("apiDnsName", "api.hub.example.com")):
+        assert _ok(c.HubConfig, {**_hub_data(), key: good}), (key, good)
+
+
+# ------------------------------------------------------------------------------------------ the whole stack
+
+
+@pytest.fixture(scope="module")
+def dev() -> tuple[dict[str, Any], frozenset[str]]:
+    return load_dev_raw()
+
+
+def _validate(dev: tuple[dict[str, Any], frozenset[str]], edit: Any = None, secrets: Any = None) -> FleetConfig:
+    raw, keys = copy.deepcopy(dev[0]), dev[1]
+    if edit:
+        edit(raw)
+    return FleetConfig.from_mapping(raw, "stacks/Pulumi.dev.yaml", keys if secrets is None else secrets)
+
+
+def test_the_backup_key_minimum_is_the_backup_jobs(dev: tuple[dict[str, Any], frozenset[str]], tmp_path: Path) -> None:
+    """32 characters (surrounding whitespace not counted) pass the config exactly when the backup job takes them:
+    a shorter key would pass `preview` and make every backup fail at run time."""
+    from agents import etcd_backup_upload as upload
+
+    key = "etcdBackupEncryptionKey"
+    for n in (31, 32, 33):
+        value = "k" * n
+        path = tmp_path / f"key{n}"
+        path.write_text(f"\n {value} \n")
+        try:
+            upload.read_master(path)
+            job_takes_it = True
+        except upload.BackupError:
+            job_takes_it = False
+        try:
+            _validate(dev, lambda raw, v=value: raw.__setitem__(key, f"  {v}\n"))
+            config_takes_it = True
+        except ConfigError as exc:
+            assert "must be at least 32 characters" in str(exc)
+            config_takes_it = False
+        assert config_takes_it is job_takes_it is (n >= 32), n
+
+
+def test_apiserver_replicas_follow_the_hub(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    cfg = _validate(dev)
+    assert cfg.karmada.replicas.apiserver == cfg.hub.servers == 3  # type: ignore[union-attr]
+
+    def five(raw: dict[str, Any]) -> None:
+        raw["hub"]["servers"] = 5
+
+    assert _validate(dev, five).karmada.replicas.apiserver == 5
+
+
+def test_nothing_asks_for_more_replicas_than_servers(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    def replicas(key: str, n: int) -> Any:
+        def edit(raw: dict[str, Any]) -> None:
+            raw["karmada"].setdefault("replicas", {})[key] = n
+        return edit
+
+    for key in ("aggregatedApiserver", "scheduler", "webhook"):
+        assert _validate(dev, replicas(key, 3)).karmada.replicas.model_dump(by_alias=True)[key] == 3
+        with pytest.raises(ConfigError, match=rf"karmada\.replicas\.{key}: 4 replicas need 4 hub servers"):
+            _validate(dev, replicas(key, 4))
+    with pytest.raises(ConfigError, match=r"karmada\.replicas\.apiserver: must equal hub\.servers \(3\)"):
+        _validate(dev, replicas("apiserver", 2))
+
+    def etcd(n: int) -> Any:
+        return lambda raw: raw["karmada"].setdefault("etcd", {}).__setitem__("replicas", n)
+
+    with pytest.raises(ConfigError, match=r"karmada\.etcd\.replicas: 5 etcd replicas need 5 hub servers"):
+        _validate(dev, etcd(5))
+    assert _validate(dev, etcd(3)).karmada.etcd.replicas == 3
+
+
+def test_member_names_are_unique_and_regions_known(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    def dup(raw: dict[str, Any]) -> None:
+        raw["members"].append(copy.deepcopy(raw["members"][0]))
+
+    with pytest.raises(ConfigError, match=r"members\[\d+\]\.name: member name '.*' is used twice"):
+        _validate(dev, dup)
+
+    def unknown(raw: dict[str, Any]) -> None:
+        raw["members"][-1]["region"] = "mars"
+
+    with pytest.raises(ConfigError, match=r"members\[\d+\]\.region: region 'mars' is not defined under regions"):
+        _validate(dev, unknown)
