@@ -53,7 +53,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "pki", "PKI and signing",
         ("components/karmada/pki_spec.py", "components/kube/tls.py"),
-        ("tests/test_pki_spec.py",),
+        ("tests/test_pki_spec.py", "tests/test_tls.py"),
     ),
     Target(
         "flags", "Component flags",
@@ -70,7 +70,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "netpol-rbac", "NetworkPolicies and RBAC builders",
         ("components/kube/flows.py", "components/trust/network_policy.py", "components/trust/region_rbac.py"),
-        ("tests/test_network_policies.py", "tests/contract/test_flows.py"),
+        ("tests/test_region_rbac.py",),
         scope={"components/trust/network_policy.py": ("apiserver_clients", "host_workloads", "namespaces",
                                                       "host_network_policies")},
     ),
