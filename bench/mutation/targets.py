@@ -116,7 +116,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "backup", "Backup encryption and upload",
         ("agents/etcd_backup_upload.py",),
-        ("tests/test_etcd_backup.py",),
+        ("tests/test_etcd_backup_unit.py", "tests/test_etcd_backup.py"),
         select="not rendered and not memory and not backup_client_cert",
     ),
 )
