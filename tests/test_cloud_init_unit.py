@@ -115,6 +115,12 @@ def test_files_modes_and_owner_of_a_joining_server() -> None:
     got = files(document)
     assert {p: f["permissions"] for p, f in got.items()} == EXPECTED_FILES
     assert {f["owner"] for f in got.values()} == {"root:root"}
+    assert not [p for p, f in got.items() if "encoding" in f], "text files are written as text"
+    # config.yaml is written with sorted keys: the same server renders byte-identical user-data
+    cfg = got["/etc/rancher/k3s/config.yaml"]["content"]
+    assert cfg == yaml.safe_dump(ci.k3s_config(server(join_url="https://10.0.1.5:6443")), sort_keys=True)
+    keys = [line.split(":")[0] for line in cfg.splitlines() if line and not line.startswith((" ", "-"))]
+    assert keys == sorted(keys) and keys[0] == "advertise-address"
     assert content(got["/etc/rancher/k3s/token"]) == TOKEN + "\n"
     assert yaml.safe_load(content(got["/etc/rancher/k3s/config.yaml"])) == ci.k3s_config(
         server(join_url="https://10.0.1.5:6443"))
@@ -138,8 +144,10 @@ def test_the_first_server_gets_the_ca_set_and_decides_at_boot() -> None:
     for ca in ("server-ca", "client-ca", "request-header-ca", "etcd/peer-ca", "etcd/server-ca"):
         assert (got[f"{tls}/{ca}.crt"]["permissions"], content(got[f"{tls}/{ca}.crt"])) == ("0644", f"CERT {ca}\n")
         assert (got[f"{tls}/{ca}.key"]["permissions"], content(got[f"{tls}/{ca}.key"])) == ("0600", f"KEY {ca}\n")
-        assert got[f"{tls}/{ca}.key"]["encoding"] == "b64"
+        assert got[f"{tls}/{ca}.key"]["encoding"] == got[f"{tls}/{ca}.crt"]["encoding"] == "b64", \
+            "the bytes on disk are the bytes the token's CA hash was taken of"
     assert (got[f"{tls}/service.key"]["permissions"], content(got[f"{tls}/service.key"])) == ("0600", "SERVICE KEY\n")
+    assert got[f"{tls}/service.key"]["encoding"] == "b64"
     assert got[ci.JOIN_MODE_PATH]["permissions"] == "0700"
     assert content(got[ci.JOIN_MODE_PATH]) == ci.join_mode_script("ab" * 32, ("10.0.1.12", "10.0.1.13"))
     assert got[ci.ETCD_S3_DROPIN]["permissions"] == "0600"
@@ -148,6 +156,30 @@ def test_the_first_server_gets_the_ca_set_and_decides_at_boot() -> None:
     assert len(got) == len(EXPECTED_FILES) + 2 * 5 + 1 + 2
     runcmd = yaml.safe_load(document)["runcmd"]
     assert runcmd[2:] == [["/usr/local/sbin/k3s-join-mode"], ["/usr/local/sbin/install-k3s"]]
+
+
+def test_paths_k3s_and_systemd_read() -> None:
+    assert (ci.TLS_DIR, ci.CONFIG_PATH, ci.TOKEN_PATH) == (
+        "/var/lib/rancher/k3s/server/tls", "/etc/rancher/k3s/config.yaml", "/etc/rancher/k3s/token")
+    assert (ci.DROPIN_DIR, ci.JOIN_DROPIN, ci.ETCD_S3_DROPIN) == (
+        "/etc/rancher/k3s/config.yaml.d", "/etc/rancher/k3s/config.yaml.d/50-join-mode.yaml",
+        "/etc/rancher/k3s/config.yaml.d/20-etcd-s3.yaml")
+    assert (ci.INSTALL_SCRIPT_PATH, ci.JOIN_MODE_PATH, ci.GUARD_SCRIPT_PATH) == (
+        "/usr/local/sbin/install-k3s", "/usr/local/sbin/k3s-join-mode", "/usr/local/sbin/karmada-hub-metadata-guard")
+    assert (ci.UNIT_PATH, ci.GUARD_UNIT_PATH, ci.GUARD_RULES_PATH) == (
+        "/etc/systemd/system/k3s.service", "/etc/systemd/system/karmada-hub-metadata-guard.service",
+        "/etc/karmada-hub/metadata-guard.rules")
+    assert ci.DATASTORE_WAL == "/var/lib/rancher/k3s/server/db/etcd/member/wal"
+    assert (ci.K3S_API_PORT, ci.METADATA_ADDRESS) == (6443, "169.254.169.254")
+
+
+def test_the_documents_inputs_are_values() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        server().token = "x"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        CA.service_key = "x"  # type: ignore[misc]
 
 
 def test_secret_paths_are_exactly_the_keys_and_the_token_and_redaction_hides_them() -> None:
@@ -279,6 +311,9 @@ def test_metadata_guard_script_loads_the_rules_then_hooks_each_chain_once(tmp_pa
     assert calls[2:] == expected
     # the rendered default rules path, and a missing iptables is a loud failure
     assert f'rules="${{1:-{ci.GUARD_RULES_PATH}}}"' in ci.metadata_guard_script()
+    assert ci.metadata_guard_script().startswith("#!/bin/sh\n# karmada-hub metadata guard: keeps pods and non-root "
+                                                 "host processes away from 169.254.169.254.\nset -eu\n"), \
+        "systemd executes the file: the interpreter line must come first"
     (bin_dir / "iptables-restore").unlink()
     failed = subprocess.run([sh, str(script), str(rules)], env={"PATH": str(bin_dir)}, capture_output=True,
                             text=True, timeout=30)
@@ -342,7 +377,8 @@ def test_installer_installs_nothing_it_cannot_verify(release: Any, tmp_path: Pat
     pin = hashlib.sha256(b"pinned").hexdigest() if case == "wrong pin" else None
     result, bin_dir = _run_installer(ci.install_script("v1.34.1+k3s1", pin), base, tmp_path)
     assert result.returncode == 1, result.stderr
-    message = {"wrong checksum": "checksum mismatch", "not listed": "not listed in", "wrong pin": "pinned in the stack"}
+    message = {"wrong checksum": "checksum mismatch", "not listed": "for v1.34.1+k3s1",
+               "wrong pin": "pinned in the stack"}
     assert message[case] in result.stderr
     assert list(bin_dir.iterdir()) == []
 
@@ -434,5 +470,9 @@ def test_each_firewall_rule_admits_exactly_its_own_sources() -> None:
     ]
     assert (K3S_API_PORT, KARMADA_API_NODE_PORT) == (6443, 32443)
     assert karmada_api_cidrs(hub) == ["203.0.113.0/28", "2001:db8::/64", "192.0.2.0/29"]
-    descriptions = [r.description for r in firewall_rules(hub)]
-    assert len(set(descriptions)) == len(descriptions) and all(descriptions)
+    assert [r.description for r in firewall_rules(hub)] == [
+        "SSH from the stack's admin CIDRs", "k3s API from the stack's API CIDRs",
+        "karmada-apiserver from the API CIDRs and the Pull members' CIDRs", "ICMP (path MTU discovery, ping)",
+        "embedded etcd client/peer, private network only", "kubelet, private network only",
+        "flannel VXLAN, private network only", "embedded registry, private network only",
+        "NodePorts for the load balancers, private network only"]
