@@ -453,6 +453,14 @@ def test_rejoin_asks_the_first_healthy_member_only_and_retries_the_add_for_a_min
     assert f"added {SELF} as a new member (attempt 3)" in capsys.readouterr().err
 
 
+def test_rejoin_with_no_attempt_left_says_so() -> None:
+    formed = [_member(0), _member(1)]
+    with pytest.raises(prep.NotYet) as exc:
+        prep.rejoin(FakeGateway(formed, healthy={_url(0, 2379)}), formed, "etcd-2", SELF, RENDERED,  # type: ignore[arg-type]
+                    add_attempts=0)
+    assert str(exc.value) == f"member add of {SELF} did not succeed: "
+
+
 def test_rejoin_without_a_healthy_member_says_whom_it_asked() -> None:
     formed = [_member(0), _member(1), _member(2, ident="old")]
     with pytest.raises(prep.NotYet) as exc:
@@ -542,6 +550,21 @@ def test_prepare_creates_once_everyone_is_empty(tmp_path: Path, monkeypatch: pyt
     code, asked, slept, _ = _prepare(tmp_path, monkeypatch, [empty] * 2)
     assert (code, len(asked), slept) == (0, 2, [])
     assert json.loads((tmp_path / "etcd.conf.yaml").read_text())["initial-cluster-state"] == "new"
+
+
+def test_prepare_asks_each_member_on_its_first_listed_peer_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    values = _local_values(tmp_path)
+    values["initial-cluster"] = ",".join(f"etcd-{i}={_url(i)},etcd-{i}=https://10.42.0.{i}:2380" for i in range(3))
+    asked: list[tuple[str, str]] = []
+    monkeypatch.setattr(prep, "start_beacon", lambda _v: None)
+
+    def probe(name: str, url: str, tls: Any) -> prep.PeerState:
+        asked.append((name, url))
+        return prep.PeerState(name, "empty")
+
+    monkeypatch.setattr(prep, "probe_peer", probe)
+    assert prep.prepare(values, prep.Tls("ca", "ca", "c", "k"), 1, str(tmp_path / "c")) == 0
+    assert asked == [("etcd-0", _url(0)), ("etcd-1", _url(1))]
 
 
 def test_prepare_with_a_wal_keeps_the_rendered_state(tmp_path: Path) -> None:
@@ -747,6 +770,28 @@ def test_the_beacon_runs_in_the_background_and_lets_go_quickly(monkeypatch: pyte
                                etcd_tls["peer-key"], "name": "etcd-2"})
 
 
+def test_the_beacon_listens_on_every_interface_and_the_peer_port_unless_told(monkeypatch: pytest.MonkeyPatch,
+                                                                              etcd_tls: dict[str, str]) -> None:
+    import threading
+
+    bound: list[tuple[str, int]] = []
+
+    class Beacon:
+        def __init__(self, address: tuple[str, int], ctx: Any, name: str) -> None:
+            bound.append(address)
+
+        def serve_forever(self, poll_interval: float) -> None:
+            pass
+
+    monkeypatch.setattr(prep, "_Beacon", Beacon)
+    monkeypatch.setattr(threading, "Thread", lambda target, kwargs, daemon: type("T", (), {"start": lambda s: None})())
+    tls = {"peer-trusted-ca-file": etcd_tls["ca"], "peer-cert-file": etcd_tls["peer"],
+           "peer-key-file": etcd_tls["peer-key"], "name": "etcd-2"}
+    for url in ("https://:0", "https://10.42.0.7:0", "https://:2390"):
+        prep.start_beacon({**tls, "listen-peer-urls": url})
+    assert bound == [("0.0.0.0", 2380), ("10.42.0.7", 2380), ("0.0.0.0", 2390)]
+
+
 def test_the_beacon_handshakes_in_its_handler_thread_with_a_timeout() -> None:
     calls: list[Any] = []
 
@@ -911,7 +956,9 @@ def test_requests_default_to_https_port_443(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(http.client, "HTTPSConnection", Conn)
     with pytest.raises(OSError, match="stop here"):
         prep._request("https://etcd-0.example", None, "GET", "/members", None, 1.5)  # type: ignore[arg-type]
-    assert made == [("etcd-0.example", 443, 1.5), ("closed",)]
+    with pytest.raises(OSError, match="stop here"):
+        prep._request("https://:2380", None, "GET", "/members", None, 1.5)  # type: ignore[arg-type]
+    assert made == [("etcd-0.example", 443, 1.5), ("closed",), ("", 2380, 1.5), ("closed",)]
 
 
 def test_the_gateway_calls_etcds_member_api(fake_peer: FakePeer, etcd_tls: dict[str, str]) -> None:

@@ -33,7 +33,7 @@ from bench.mutation import operators
 from bench.mutation.targets import Target
 
 PRAGMA = "pragma: no mutate"
-HELP_KEYWORDS = ("help", "description", "metavar", "usage", "epilog")
+HELP_KEYWORDS = ("help", "description", "metavar", "usage", "epilog", "prog")
 """Keyword arguments that are text for people (argparse, Field descriptions): out of scope like messages."""
 CACHE_DECORATORS = ("cache", "lru_cache", "functools.cache", "functools.lru_cache")
 """Removing one of these changes speed only: not a mutant."""
