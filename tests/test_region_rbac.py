@@ -236,3 +236,12 @@ def test_the_host_polices_its_namespaces_and_admits_the_api_clients() -> None:
     assert sorted({c for cidrs in api.external.values() for c in cidrs}) == sorted(netpol.apiserver_clients(dev))
     policies = netpol.host_network_policies(dev, ["m1"])
     assert policies == f.network_policies(netpol.host_workloads(dev, ["m1"]), netpol.namespaces(dev))
+
+
+def test_declarations_are_values_and_run_here_unless_said() -> None:
+    import dataclasses
+
+    for value in (f.Listener("x", 1), f.Dial("a", "b", "c"), _w("a", "b")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.namespace = "x"  # type: ignore[misc]
+    assert _w("a", "b").runs_elsewhere is False, "a declared workload is one the program runs (and must render)"
