@@ -66,9 +66,25 @@ def test_only_names_under_the_domain_and_outside_the_excluded_subtrees() -> None
     assert tf.published_hosts({"items": items}, DOMAIN, ()).keys() >= {"lb.dev.example.com", "eu.lb.dev.example.com"}
 
 
-def test_an_ingress_being_deleted_publishes_nothing() -> None:
-    items = [_ingress("a", "x", [HOST], deleting=True)]
-    assert tf.published_hosts({"items": items}, DOMAIN) == {}
+def test_an_ingress_being_deleted_publishes_nothing_and_stops_nothing() -> None:
+    items = [_ingress("a", "x", [HOST], deleting=True), _ingress("b", "y", ["other.dev.example.com"])]
+    assert list(tf.published_hosts({"items": items}, DOMAIN)) == ["other.dev.example.com"]
+
+
+def test_ingresses_are_read_in_namespace_then_name_order_missing_ones_first() -> None:
+    """The first probe-path annotation wins, in (namespace, name) order; a missing namespace or name sorts as ""."""
+    def ing(meta: dict[str, Any], path: str) -> dict[str, Any]:
+        return {"metadata": {**meta, "annotations": {tf.PROBE_PATH_ANNOTATION: path}},
+                "spec": {"rules": [{"host": HOST}]}}
+
+    by_namespace = [ing({"namespace": "0", "name": "a"}, "/zero"), ing({"name": "a"}, "/none")]
+    assert tf.published_hosts({"items": by_namespace}, DOMAIN)[HOST].path == "/none"
+    by_name = [ing({"namespace": "a", "name": "0"}, "/zero"), ing({"namespace": "a"}, "/none")]
+    assert tf.published_hosts({"items": by_name}, DOMAIN)[HOST].path == "/none"
+    reversed_input = [ing({"namespace": "b", "name": "a"}, "/b"), ing({"namespace": "a", "name": "b"}, "/a")]
+    assert tf.published_hosts({"items": reversed_input}, DOMAIN)[HOST].path == "/a"
+    names = [ing({"namespace": "a", "name": "b"}, "/b"), ing({"namespace": "a", "name": "a"}, "/a")]
+    assert tf.published_hosts({"items": names}, DOMAIN)[HOST].path == "/a"
 
 
 def test_tls_if_any_ingress_terminates_it_and_the_first_probe_path_in_name_order() -> None:
@@ -98,7 +114,7 @@ def test_region_addresses_are_ipv4_from_labelled_configmaps() -> None:
         labels = {tf.REGION_LABEL: region} if region is not None else {}
         return {"metadata": {"labels": labels}, "data": {} if ip is None else {"lbIpv4": ip}}
 
-    items = [cm("fsn", "192.0.2.10"), cm("hel", "2001:db8::1"), cm("ash", "nope"), cm(None, "192.0.2.40"),
+    items = [cm("hel", "2001:db8::1"), cm("ash", "nope"), cm("fsn", "192.0.2.10"), cm(None, "192.0.2.40"),
              cm("", "192.0.2.50"), cm("sin", None), {"metadata": None, "data": None}]
     assert tf.region_addresses({"items": items}) == {"fsn": "192.0.2.10"}
     assert tf.region_addresses({}) == {}
@@ -247,6 +263,7 @@ class FakeHost:
             assert path.endswith(f"?labelSelector={tf.VANTAGE_LABEL}")
             return {"items": self.leases}
         if path == f"{base}?labelSelector=app.kubernetes.io/managed-by%3Dkarmada-hub-traffic-failover":
+            assert method == "GET", method
             return {"items": list(self.endpoints.values())}
         self.rv += 1
         if method == "POST" and path == base:
@@ -341,27 +358,76 @@ def test_the_leader_fails_open_once_and_says_so(leader: Any, caplog: pytest.LogC
     controller, host, _ = leader
     controller.targets, controller.names_known = {HOST: tf.Target(HOST)}, True
     controller.regions = {"fsn": "192.0.2.10"}
+    caplog.set_level("INFO", logger="traffic-failover")
     _vote_all(host, "a", fsn=(0, 6))
     controller.decide_all()
+    assert [r.getMessage() for r in caplog.records] == [f"{HOST}: published fsn"]
+    caplog.clear()
     _vote_all(host, "b", fsn=(5, 0))
-    with caplog.at_level("WARNING", logger="traffic-failover"):
-        controller.decide_all()
-        controller.decide_all()
+    controller.decide_all()
+    controller.decide_all()
     ep = host.endpoints[HOST]
     assert ep["metadata"]["annotations"][tf.FAIL_OPEN_ANNOTATION] == "true"
     assert ep["spec"]["endpoints"][0]["targets"] == ["192.0.2.10"]
-    assert [r.getMessage() for r in caplog.records] == [f"{HOST}: every region fails; keeping 192.0.2.10 (fail open)"]
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", f"{HOST}: every region fails; keeping 192.0.2.10 (fail open)")]
     puts = [c for c in host.calls if c[0] == "PUT"]
     assert len(puts) == 1, "written once when it fails open, then left alone"
+    caplog.clear()
     _vote_all(host, "c", fsn=(0, 9))
     controller.decide_all()
     assert tf.FAIL_OPEN_ANNOTATION not in host.endpoints[HOST]["metadata"]["annotations"]
+    assert caplog.records == [], "leaving fail-open without a change of targets says nothing"
+
+
+def test_the_leader_logs_each_change_of_targets(leader: Any, caplog: pytest.LogCaptureFixture) -> None:
+    controller, host, _ = leader
+    controller.targets, controller.names_known = {HOST: tf.Target(HOST)}, True
+    controller.regions = {"fsn": "192.0.2.10", "hel": "192.0.2.20"}
+    _vote_all(host, "a", fsn=(0, 6), hel=(0, 6))
+    controller.decide_all()
+    caplog.set_level("INFO", logger="traffic-failover")
+    _vote_all(host, "b", fsn=(3, 0), hel=(0, 9))
+    controller.decide_all()
+    assert [r.getMessage() for r in caplog.records] == [f"{HOST}: now hel (was 192.0.2.10, 192.0.2.20)"]
+
+
+def test_one_name_waiting_or_unchanged_does_not_stop_the_others(leader: Any) -> None:
+    controller, host, _ = leader
+    first, last = "a.dev.example.com", "z.dev.example.com"
+    controller.targets, controller.names_known = {first: tf.Target(first), last: tf.Target(last)}, True
+    controller.regions = {"fsn": "192.0.2.10"}
+    for i in range(3):  # first: nobody has seen it serve yet; last: healthy
+        host.vantage(f"v{i}", f"a-{i}", {tf.obs_key(first, "fsn"): [0, 1, ""], tf.obs_key(last, "fsn"): [0, 6, ""]})
+    controller.decide_all()
+    assert list(host.endpoints) == [last], "a name with no decision yet does not hold up the ones after it"
+    for i in range(3):  # now first is published too, last unchanged
+        host.vantage(f"v{i}", f"b-{i}", {tf.obs_key(first, "fsn"): [0, 6, ""], tf.obs_key(last, "fsn"): [0, 7, ""]})
+    controller.decide_all()
+    assert sorted(host.endpoints) == [first, last]
+    for i in range(3):  # first unchanged, last voted down: fail-open, written
+        host.vantage(f"v{i}", f"c-{i}", {tf.obs_key(first, "fsn"): [0, 8, ""], tf.obs_key(last, "fsn"): [5, 0, ""]})
+    controller.decide_all()
+    assert tf.FAIL_OPEN_ANNOTATION in host.endpoints[last]["metadata"]["annotations"], \
+        "an unchanged name does not stop the pass before the ones after it"
+
+
+def test_a_stale_vantage_point_is_skipped_not_the_rest(leader: Any) -> None:
+    controller, host, clock = leader
+    host.vantage("stale", "1", {tf.obs_key(HOST, "fsn"): [9, 0, ""]})
+    host.vantage("fresh", "1", {tf.obs_key(HOST, "fsn"): [0, 9, ""]})
+    controller.fresh_votes()
+    clock["mono"] += 100
+    host.vantage("fresh", "2", {tf.obs_key(HOST, "fsn"): [0, 9, ""]})
+    host.leases = [host.leases[0], host.leases[1]]  # the stale one is listed first
+    assert controller.fresh_votes() == {HOST: {"fsn": [tf.Vote(0, 9)]}}
+    assert set(controller.vantage_seen) == {"stale", "fresh"}
 
 
 def test_a_name_nobody_serves_yet_is_pending_and_a_fleet_without_regions_waits(leader: Any) -> None:
     controller, host, _ = leader
     controller.targets, controller.names_known = {HOST: tf.Target(HOST), "b.dev.example.com": tf.Target("b")}, True
-    assert controller.decide_all()["pending"] == 2, "no region known: every name is pending"
+    assert controller.decide_all() == {"at": tf.format_time(NOW), "pending": 2}, "no region known: all pending"
     controller.names_known = False
     assert controller.decide_all()["pending"] == -1
     controller.names_known = True
@@ -406,9 +472,9 @@ def test_the_leader_reads_only_its_own_a_record_and_survives_a_bad_annotation(le
     controller.regions = {"fsn": "192.0.2.10", "hel": "192.0.2.20"}
     host.endpoints[HOST] = {"metadata": {"name": HOST, "resourceVersion": "7",
                                          "annotations": {tf.WITHDRAWN_ANNOTATION: "{broken"}},
-                            "spec": {"endpoints": [{"dnsName": "other", "recordType": "A", "targets": ["192.0.2.99"]},
-                                                   {"dnsName": HOST, "recordType": "TXT", "targets": ["x"]},
-                                                   {"dnsName": HOST, "recordType": "A", "targets": ["192.0.2.10"]}]}}
+                            "spec": {"endpoints": [{"dnsName": HOST, "recordType": "A", "targets": ["192.0.2.10"]},
+                                                   {"dnsName": "other", "recordType": "A", "targets": ["192.0.2.99"]},
+                                                   {"dnsName": HOST, "recordType": "TXT", "targets": ["x"]}]}}
     _vote_all(host, "a", fsn=(0, 9), hel=(0, 9))
     controller.decide_all()
     ep = host.endpoints[HOST]

@@ -229,13 +229,15 @@ def sites(root: Path, target: Target, operator_names: Sequence[str] = operators.
         annotations, messages, caches = _excluded_spans(tree, lines)
         module = get_ast(source)
         nodes = list(ast_nodes(module))
+        markers = {leaf.start_pos for leaf in nodes if leaf.type == "operator" and leaf.parent is not None
+                   and leaf.parent.type == "parameters"}  # a bare `*` or `/` in a signature is no arithmetic
         for name in operator_names:
             op = operators.get(name)
             positions = [(start, end) for node in nodes for start, end in op.mutation_positions(node)]
             for occurrence, ((line, col), end) in enumerate(positions):
                 if scope is not None and line not in scope:
                     continue
-                if PRAGMA in lines[line - 1] or _inside((line, col), annotations):
+                if PRAGMA in lines[line - 1] or _inside((line, col), annotations) or (line, col) in markers:
                     continue
                 if _inside((line, col), messages):
                     continue
