@@ -398,3 +398,114 @@ def test_member_names_are_unique_and_regions_known(dev: tuple[dict[str, Any], fr
 
     with pytest.raises(ConfigError, match=r"members\[\d+\]\.region: region 'mars' is not defined under regions"):
         _validate(dev, unknown)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod-hub", "prod-fsn1", "prod-hel1", "prod-ash"])
+def test_every_example_stack_passes_the_checks(stack: str) -> None:
+    from tests.support.tools import load_stack
+
+    assert load_stack(stack).role == {"dev": "all-in-one", "prod-hub": "hub"}.get(stack, "region")
+
+
+def test_only_a_hub_serves_region_stacks_and_only_a_region_has_an_identity(
+        dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    with pytest.raises(ConfigError, match=r"regionStacks: only a hub stack \(role hub\) serves region stacks"):
+        _validate(dev, lambda raw: raw.__setitem__("regionStacks", ["prod-fsn1"]))
+    csr = "-----BEGIN CERTIFICATE REQUEST-----\nx\n-----END CERTIFICATE REQUEST-----\n"
+    with pytest.raises(ConfigError, match="identityCsr: only a region stack has an identity CSR"):
+        _validate(dev, lambda raw: raw.__setitem__("identityCsr", csr))
+
+
+def test_a_region_stack_names_its_hub_and_one_of_its_regions() -> None:
+    from tests.support.tools import stack_values
+
+    raw, secrets = stack_values("prod-fsn1")
+
+    def check(**changes: Any) -> str:
+        with pytest.raises(ConfigError) as exc:
+            FleetConfig.from_mapping({**raw, **changes}, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+        return str(exc.value)
+
+    # (the custom "missing" kind is rendered as pydantic's own: "is required"; tests/test_example_stacks.py pins it)
+    assert check(region="mars") == "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: is required"
+    without = {k: v for k, v in raw.items() if k != "region"}
+    with pytest.raises(ConfigError, match="karmada-hub:region: is required"):
+        FleetConfig.from_mapping(without, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+    without_hub = {k: v for k, v in raw.items() if k != "hubStack"}
+    with pytest.raises(ConfigError, match="karmada-hub:hubStack: is required"):
+        FleetConfig.from_mapping(without_hub, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+
+
+def test_public_space_after_a_private_v6_network_still_counts() -> None:
+    n = ipaddress.ip_network
+    assert c.public_addresses([n("::1/128"), n("2a00::/32")], 6) == 2**96
+    assert c.public_addresses([n("fc00::/7"), n("2a00::/32"), n("2a01::/32")], 6) == 2 * 2**96
+
+
+def test_quorum_sizes_are_stated_odd_in_the_schema() -> None:
+    for model, key in ((c.HubConfig, "servers"), (c.EtcdConfig, "replicas")):
+        assert model.model_json_schema(by_alias=True)["properties"][key]["not"] == {"multipleOf": 2}
+
+
+def test_a_hub_has_at_least_one_ssh_key_and_its_zone_is_its_first_locations() -> None:
+    assert _refused(c.HubConfig, {**_hub_data(), "sshKeys": []})
+    two = [{"name": "a", "publicKey": "ssh-ed25519 AAAA a"}, {"name": "b", "publicKey": "ssh-ed25519 AAAA b"}]
+    assert len(c.HubConfig.model_validate({**_hub_data(), "sshKeys": two}).ssh_keys) == 2
+    assert c.HubConfig.model_validate({**_hub_data(), "locations": ["ash"]}).network_zone == "us-east"
+    assert c.HubConfig.model_validate({**_hub_data(), "locations": ["ash"]}).lb_location == "ash"
+
+
+def _region(**changes: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    from tests.support.tools import stack_values
+
+    raw, secrets = stack_values("prod-fsn1")
+    return {**raw, **changes}, secrets
+
+
+def _error(raw: dict[str, Any], secrets: frozenset[str], stack: str = "prod-fsn1") -> str:
+    with pytest.raises(ConfigError) as exc:
+        FleetConfig.from_mapping(raw, f"stacks/Pulumi.{stack}.yaml", secrets)
+    return str(exc.value)
+
+
+def test_region_stacks_run_two_apiservers_by_assumption_and_no_monitoring() -> None:
+    raw, secrets = _region()
+    assert FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets).karmada.replicas.apiserver == 2
+    raw, secrets = _region(monitoring={"enabled": True, "runbookBaseUrl": "https://example.com/runbooks"})
+    assert _error(raw, secrets).endswith("karmada-hub:monitoring.enabled: monitoring runs in the stack that owns the "
+                                         "hub (role hub); enable it there and remove it here")
+
+
+def test_a_region_stack_needs_the_dns_zones_token() -> None:
+    raw, secrets = _region()
+    del raw["hetznerDnsToken"]
+    assert _error(raw, secrets - {"hetznerDnsToken"}) == (
+        "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.tokenConfigKey: stack secret karmada-hub:hetznerDnsToken is "
+        "not set (pulumi config set --secret hetznerDnsToken <token>)")
+
+
+def test_a_hub_role_without_a_hub_section_is_refused(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    for role in ("hub", "all-in-one"):
+        with pytest.raises(ConfigError, match=f"hub: role '{role}' needs a hub section"):
+            _validate(dev, lambda raw, r=role: (raw.pop("hub"), raw.__setitem__("role", r)))
+
+
+def test_one_capi_member_is_enough_to_need_the_capi_kubeconfig(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    def mixed(raw: dict[str, Any]) -> None:
+        raw["members"][0]["credentials"] = {"source": "secret", "configKey": "memberKubeconfig"}
+        raw["memberKubeconfig"] = "apiVersion: v1"
+        del raw["capiKubeconfig"]
+
+    with pytest.raises(ConfigError, match=r"capi\.kubeconfigConfigKey: stack secret karmada-hub:capiKubeconfig is not"):
+        _validate(dev, mixed, secrets=dev[1] | {"memberKubeconfig"} - {"capiKubeconfig"})
+
+
+def test_hub_facts_and_defaults_other_rooms_read(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    cfg = _validate(dev)
+    assert cfg.hub is not None
+    assert cfg.hub.kubernetes_minor == ".".join(cfg.hub.k3s_version.lstrip("v").split(".")[:2])  # "1.34", a value
+    assert c.EtcdBackupConfig.model_validate(BACKUP).prefix == "karmada-etcd"
+    assert c.EtcdConfig().storage_class == "local-path"
+    for key in ("-----BEGIN SSH2 ENCRYPTED KEY-----", "  -----BEGIN OPENSSH KEY-----"):
+        with pytest.raises(ValidationError, match="this is a private key"):
+            c.SshKeyConfig.model_validate({"name": "ops", "publicKey": key})
