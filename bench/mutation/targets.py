@@ -94,7 +94,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "budget", "Failover budget",
         ("components/operations/budget.py",),
-        ("tests/test_budget.py",),
+        ("tests/test_budget_terms.py", "tests/test_budget.py"),
         scope={"components/operations/budget.py": (
             "PROBE_TIMEOUT_SECONDS", "SCHEDULING_SECONDS", "EVICTION_WORKERS", "EXTERNAL_DNS_EVENT_FLOOR_SECONDS",
             "EXTERNAL_DNS_TICK_SECONDS", "EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS", "EXTERNAL_DNS_RUN_SECONDS",
