@@ -487,3 +487,63 @@ def test_cli_failures_are_one_line(s3: FakeS3, tmp_path: Path, monkeypatch: pyte
     args = up.parse_args(["upload", *_args(s3), "--prefix=p", "--stack=s", "--retain=1", "--snapshot=s",
                           "--key-file=k"])
     assert args.part_size_mib == 16 and args.snapshot == Path("s") and args.key_file == Path("k")
+
+
+REQUIRED = {
+    "upload": ["--endpoint=e", "--region=r", "--bucket=b", "--prefix=p", "--stack=s", "--retain=1", "--snapshot=f",
+               "--key-file=k"],
+    "list": ["--endpoint=e", "--region=r", "--bucket=b", "--prefix=p", "--stack=s"],
+    "fetch": ["--endpoint=e", "--region=r", "--bucket=b", "--object=o", "--key-file=k", "--out=x"],
+    "decrypt": ["--key-file=k", "--in=i", "--out=x"],
+}
+
+
+@pytest.mark.parametrize(("command", "missing"), [(c, i) for c, args in REQUIRED.items() for i in range(len(args))])
+def test_every_option_a_command_needs_is_required(command: str, missing: int,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    args = REQUIRED[command]
+    parsed = up.parse_args([command, *args])
+    assert parsed.command == command
+    with pytest.raises(SystemExit) as exc:
+        up.parse_args([command, *args[:missing], *args[missing + 1:]])
+    assert exc.value.code == 2
+    assert args[missing].split("=")[0] in capsys.readouterr().err
+
+
+def test_a_command_is_required_and_paths_are_paths() -> None:
+    with pytest.raises(SystemExit):
+        up.parse_args([])
+    parsed = up.parse_args(["decrypt", "--key-file=k", "--in=i", "--out=x"])
+    assert (parsed.key_file, parsed.source, parsed.out) == (Path("k"), Path("i"), Path("x"))
+    fetched = up.parse_args(["fetch", *REQUIRED["fetch"]])
+    assert (fetched.key_file, fetched.out, fetched.object) == (Path("k"), Path("x"), "o")
+    assert isinstance(up.parse_args(["upload", *REQUIRED["upload"]]).retain, int)
+
+
+def test_salt_and_nonce_prefix_are_fresh_random_bytes_of_their_size(monkeypatch: pytest.MonkeyPatch,
+                                                                     cipher: up.Aead) -> None:
+    asked: list[int] = []
+    real = up.secrets.token_bytes
+
+    def token_bytes(n: int) -> bytes:
+        asked.append(n)
+        return real(n)
+
+    monkeypatch.setattr(up.secrets, "token_bytes", token_bytes)
+    first = next(up.encrypt_stream(io.BytesIO(b"x"), MASTER, cipher, up.Digests()))
+    second = next(up.encrypt_stream(io.BytesIO(b"x"), MASTER, cipher, up.Digests()))
+    assert asked == [16, 7, 16, 7]
+    assert up.Header.unpack(first).salt != up.Header.unpack(second).salt
+
+
+def test_records_and_parts_have_the_types_and_sizes_s3_needs() -> None:
+    assert isinstance(up.part_bytes(10_000 * 16 * MIB + 1), int), "a bytearray needs an int size"
+    assert isinstance(up.part_bytes(1), int)
+
+
+def test_a_listing_without_sizes_counts_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = up.Store("https://s3.example", "fsn1", "b", CREDS)
+    ns = "http://s3.amazonaws.com/doc/2006-03-01/"
+    body = f'<L xmlns="{ns}"><Contents><Key>a</Key></Contents><Contents><Size>5</Size></Contents></L>'.encode()
+    monkeypatch.setattr(store, "_send", lambda method, key="", query="", body_=b"", headers=None: (body, {}))
+    assert store.list_objects("") == {"a": 0, "": 5}
