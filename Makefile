@@ -4,19 +4,34 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup plan test lint budget docs clean upstream mutation
+.PHONY: setup setup-locked lock plan test lint budget docs clean upstream mutation
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "==> installing requirements (a fresh clone installs about 400 MB, a few minutes; pip lists each package)"
-	$(BIN)/python -m pip install --upgrade --progress-bar off pip
-	$(BIN)/python -m pip install --progress-bar off -r requirements-dev.txt
+	@echo "==> installing requirements (a fresh clone installs about 400 MB, a few minutes; pip -v shows each package)"
+	$(BIN)/python -m pip install --quiet --upgrade --progress-bar off pip
+	$(BIN)/python -m pip install --quiet --progress-bar off -r requirements-dev.txt
 	@echo "==> the hubctl command ($(BIN)/hubctl, this checkout in editable mode)"
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
 setup: $(BIN)/.installed
+
+# Deploys (.github/workflows/up.yml): exactly the hashed runtime lock, nothing resolved at install time, no pip
+# upgrade; the policy pack's venv likewise. `make lock` rewrites both locks from the ranges (pip-tools).
+setup-locked:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --progress-bar off --require-hashes --no-deps -r requirements.lock
+	@test -x policy/venv/bin/python || $(PYTHON) -m venv policy/venv
+	policy/venv/bin/python -m pip install --quiet --progress-bar off --require-hashes --no-deps -r policy/requirements.lock
+
+lock: setup
+	$(BIN)/python -m pip install --quiet "pip-tools>=7.4,<8"
+	PIP_FIND_LINKS= $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
+		--no-emit-find-links --output-file requirements.lock requirements.txt
+	PIP_FIND_LINKS= $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
+		--no-emit-find-links --output-file policy/requirements.lock policy/requirements.txt
 
 plan: setup  ## offline plan of $(STACK) into build/plan/$(STACK) (no Pulumi CLI, no credentials)
 	@echo "==> hubctl plan $(STACK) --policy"

@@ -29,6 +29,12 @@ Encrypted format `KHB1` (all integers big-endian):
 Objects: `<prefix>/<stack>/<UTC time>.db.enc` plus `<same>.json` (sizes, sha256 of plaintext and ciphertext,
 key id), written after the snapshot completed. Retention keeps the newest `--retain` snapshots (legacy
 unencrypted `<time>.db` objects count too) and deletes older ones with their manifests.
+
+With `--k3s-folder`/`--k3s-retain` (only beside `--retain`: a run without it sends no delete) the same run bounds
+the hub's own k3s snapshots in that folder the way k3s itself prunes them (`pkg/etcd/s3/s3.go` `SnapshotRetention`:
+every server's scheduled `etcd-snapshot-*` objects together, newest first, each with its `.metadata/` copy), so the
+bucket stays bounded whether or not the pinned k3s applies the retention the program hands it
+(components/operations/k3s_snapshots.py).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import struct
 import sys
@@ -528,6 +535,44 @@ def expired(keys: list[str], retain: int) -> list[str]:
     return out
 
 
+K3S_SCHEDULED = re.compile(r"etcd-snapshot-.+-(\d{9,})(\.zip)?")
+"""A k3s scheduled snapshot: `<etcd-snapshot-name>-<node>-<unix seconds>`, `.zip` when compressed (k3s
+`pkg/etcd/snapshot.go` `Snapshot`, stored version). On-demand snapshots (`on-demand-…`) are the operator's: k3s
+prunes them only when asked, and so does this agent (never)."""
+K3S_METADATA_DIR = ".metadata"
+
+
+def k3s_expired(keys: list[str], folder: str, retain: int) -> list[str]:
+    """k3s' scheduled snapshots directly in `folder/` beyond the newest `retain` (by the time in their names),
+    oldest first, each followed by its `folder/.metadata/<name>` when there is one."""
+    if retain < 1:
+        raise ValueError("k3s retention must be >= 1")
+    base = folder.strip("/") + "/"
+    present = set(keys)
+    dated = []
+    for key in keys:
+        name = key[len(base):] if key.startswith(base) else ""
+        match = K3S_SCHEDULED.fullmatch(name) if "/" not in name else None
+        if match:
+            dated.append((int(match.group(1)), name))
+    dated.sort()
+    out = []
+    for _, name in dated[: max(0, len(dated) - retain)]:
+        out.append(base + name)
+        metadata = f"{base}{K3S_METADATA_DIR}/{name}"
+        if metadata in present:
+            out.append(metadata)
+    return out
+
+
+def prune_k3s(store: Store, folder: str, retain: int) -> list[str]:
+    """Apply `k3s_expired` to what the folder holds now; returns what was deleted."""
+    old = k3s_expired(store.list_keys(folder.strip("/") + "/"), folder, retain)
+    for key in old:
+        store.delete(key)
+    return old
+
+
 def part_bytes(ciphertext_bytes: int, wanted: int = DEFAULT_PART_BYTES) -> int:
     """A part size of whole MiB, at least 5 MiB, that fits the stream in at most 10,000 parts."""
     if wanted < MIN_PART_BYTES:
@@ -548,15 +593,20 @@ class Uploaded:
     deleted: list[str]
 
 
-def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int, master: bytes, now: dt.datetime,
-           cipher: Aead, wanted_part: int = DEFAULT_PART_BYTES) -> Uploaded:
-    """Encrypt and stream `snapshot` as one multipart object, write its manifest, then apply retention."""
+def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int | None, master: bytes,
+           now: dt.datetime, cipher: Aead, wanted_part: int = DEFAULT_PART_BYTES) -> Uploaded:
+    """Encrypt and stream `snapshot` as one multipart object, write its manifest, then apply retention.
+
+    `retain` None: write only. No list, no delete, no abort of another run's upload: the bucket's lifecycle rule
+    expires old snapshots and incomplete uploads, so the hub's key needs no right to delete (a compromised hub
+    cannot erase the backups; security review 2, M7)."""
     size = snapshot.stat().st_size
     if size == 0:
         raise BackupError(f"{snapshot} is empty: etcdctl wrote no snapshot")
     key = snapshot_key(prefix, stack, now)
     part_size = part_bytes(ciphertext_size(size), wanted_part)
-    for stale_key, upload_id, initiated in store.list_multipart(stack_prefix(prefix, stack)):
+    for stale_key, upload_id, initiated in (store.list_multipart(stack_prefix(prefix, stack))
+                                            if retain is not None else ()):
         if now - initiated > STALE_UPLOAD:  # a run killed mid-upload; its parts cost storage until aborted
             store.abort_multipart(stale_key, upload_id)
     digests = Digests()
@@ -594,6 +644,8 @@ def upload(store: Store, snapshot: Path, prefix: str, stack: str, retain: int, m
     if digests.plaintext_bytes != size:
         raise BackupError(f"{snapshot} changed while it was read ({size} -> {digests.plaintext_bytes} bytes)")
     store.put(key + MANIFEST_SUFFIX, json.dumps(manifest, indent=2).encode(), "application/json")
+    if retain is None:
+        return Uploaded(key, len(parts), manifest, [])
     listed = store.list_keys(stack_prefix(prefix, stack))
     if key not in listed:
         raise StoreError(f"{key} is not listed after the upload; refusing to delete older snapshots")
@@ -657,10 +709,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     _store_args(up)
     up.add_argument("--prefix", required=True)
     up.add_argument("--stack", required=True)
-    up.add_argument("--retain", type=int, required=True)
+    up.add_argument("--retain", type=int, default=None,
+                    help="keep this many snapshots and delete older ones (needs a key that may delete); omitted: "
+                    "write only, the bucket's lifecycle rule does retention")
     up.add_argument("--snapshot", required=True, type=Path)
     up.add_argument("--key-file", required=True, type=Path)
     up.add_argument("--part-size-mib", type=int, default=DEFAULT_PART_BYTES // MIB)
+    up.add_argument("--k3s-folder", default="", help="also bound k3s' scheduled snapshots in this folder")
+    up.add_argument("--k3s-retain", type=int, default=0, help="how many of them to keep (all servers together)")
     ls = sub.add_parser("list", help="the stack's snapshots, oldest first")
     _store_args(ls)
     ls.add_argument("--prefix", required=True)
@@ -706,6 +762,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fetched {args.object} -> {args.out} ({d.plaintext_bytes} bytes, sha256 "
                   f"{d.plaintext_sha256.hexdigest()})")
             return 0
+        if bool(args.k3s_folder) != (args.k3s_retain > 0):
+            raise ValueError("--k3s-folder and --k3s-retain (>= 1) go together")
+        if args.k3s_folder and args.retain is None:
+            raise ValueError("--k3s-folder needs --retain: without it this run only writes (its key may not "
+                             "delete) and the bucket's lifecycle rule bounds both folders")
         result = upload(store, args.snapshot, args.prefix, args.stack, args.retain, read_master(args.key_file),
                         dt.datetime.now(dt.UTC), aead(), args.part_size_mib * MIB)
     except (BackupError, OSError, ValueError) as err:
@@ -713,7 +774,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     m = result.manifest
     print(f"uploaded {result.key} ({m['plaintextBytes']} bytes, {result.parts} part(s), key id {m['keyId']}); "
-          f"deleted {len([k for k in result.deleted if is_snapshot(k)])} older snapshot(s)")
+          f"deleted {len([k for k in result.deleted if is_snapshot(k)])} older snapshot(s)", flush=True)
+    if args.k3s_folder:
+        try:
+            pruned = prune_k3s(store, args.k3s_folder, args.k3s_retain)
+        except BackupError as err:
+            print(f"error: the Karmada snapshot is stored, but bounding k3s' snapshots in {args.k3s_folder}/ "
+                  f"failed: {err}", file=sys.stderr)
+            return 1
+        print(f"k3s snapshots: kept the newest {args.k3s_retain} in {args.k3s_folder}/, deleted "
+              f"{len([k for k in pruned if f'/{K3S_METADATA_DIR}/' not in k])}")
     return 0
 
 

@@ -1,9 +1,11 @@
 """etcd member prepare: decide how this Karmada etcd member starts, then write etcd's config file.
 
 Runs as the `prepare` init container of every `etcd-N` pod (stdlib only; `components/karmada/manifests.py`
-mounts it from a ConfigMap into the pinned Python image). The etcd image has no shell
-(etcd-io/etcd v3.6.6 `Dockerfile`: distroless static), so the decision cannot be made in the etcd container;
-it reaches etcd through the only input etcd reads at start that a program can write: `--config-file`, which
+mounts it from a ConfigMap into the pinned Python image). The etcd image (`registry.k8s.io/etcd:3.6.6-0`,
+kubernetes v1.35.4 `cluster/images/etcd/Dockerfile`: distroless static plus a static bash as `/bin/sh`, etcd and
+etcdctl in `/usr/local/bin`) has a shell and etcdctl, but nothing that can answer `empty` on the peer port or ask
+a peer's `/members`, so the decision is made here, in its own container with its own certificate; it reaches etcd
+through the only input etcd reads at start that a program can write: `--config-file`, which
 makes etcd ignore every other flag (etcd v3.4.23/v3.6.6 `etcdmain/config.go`, flag `config-file`). The
 config file is derived from the very flag list the program renders (`flags.etcd_args`), passed after `--`,
 so there is still one source for etcd's settings.
@@ -25,9 +27,12 @@ The decision (etcd v3.4.23 `etcdserver/server.go` `NewServer`, v3.6.6 `server/et
   - every other member answered and none reports a formed cluster -> the cluster is being created: start
     with the rendered `new` settings. (A member that only asks after two others have already formed it takes
     the rejoin path above: its never-started entry is replaced.)
-  - otherwise (someone does not answer, or no quorum) wait and ask again; after `--wait-seconds` exit 1
-    (kubelet restarts the init container). A member with no data never bootstraps while a member that may
-    hold data is unreachable.
+  - otherwise (someone does not answer, or no quorum) wait and ask again, for as long as it takes, repeating
+    why every `--remind-seconds`. A member with no data never bootstraps while a member that may hold data is
+    unreachable. It does not exit to be restarted: in kubelet's back-off (10 s doubling to 5 minutes) its peer
+    port would not answer `empty`, so the members of a first formation would need their prepare loops to
+    overlap by luck, and one slow volume could delay the cluster by several back-off cycles. Only a refusal
+    (PrepareError: bad input, a foreign CA) exits 1.
 
 All calls use mTLS with a client certificate of the etcd CA that carries no SANs (etcd checks a client
 certificate's SANs against the caller's address when it has any; v3.6.6 `client/pkg/transport/listener_tls.go`).
@@ -481,7 +486,7 @@ def start_beacon(values: Mapping[str, str]) -> _Beacon | None:
 # ------------------------------------------------------------------------------------------ main
 
 
-def prepare(values: Mapping[str, str], tls: Tls, wait_seconds: float, config_path: str,
+def prepare(values: Mapping[str, str], tls: Tls, remind_seconds: float, config_path: str,
             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> int:
     name = values["name"]
     self_peer_url = values["initial-advertise-peer-urls"].split(",")[0]
@@ -500,7 +505,8 @@ def prepare(values: Mapping[str, str], tls: Tls, wait_seconds: float, config_pat
     peers = [(n, urls[0]) for n, urls in sorted(rendered.items()) if n != name]
     beacon = start_beacon(values)
     gateway = Gateway(tls)
-    deadline = clock() + wait_seconds
+    started = clock()
+    remind_at = started + remind_seconds
     said = ""
     try:
         while True:
@@ -518,12 +524,14 @@ def prepare(values: Mapping[str, str], tls: Tls, wait_seconds: float, config_pat
                     break
                 except NotYet as exc:
                     reason = f"{reason}, but {exc}"
+            now = clock()
             if reason != said:
                 log(f"{name}: waiting: {reason}")
                 said = reason
-            if clock() >= deadline:
-                log(f"{name}: refusing to start after {wait_seconds:.0f}s: {reason} (runbook: {RUNBOOK})")
-                return 1
+            elif now >= remind_at:
+                log(f"{name}: still waiting after {now - started:.0f}s: {reason} (runbook: {RUNBOOK})")
+            if now >= remind_at:
+                remind_at = now + remind_seconds
             sleep(2.0)
     finally:
         if beacon is not None:
@@ -537,21 +545,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" not in argv:
         print("usage: etcd_member_prepare.py --config-file=PATH --client-cert=PATH --client-key=PATH "
-              "[--wait-seconds=N] -- <etcd flags>", file=sys.stderr)
+              "[--remind-seconds=N] -- <etcd flags>", file=sys.stderr)
         return 2
     split = argv.index("--")
     parser = argparse.ArgumentParser(prog="etcd_member_prepare.py")
     parser.add_argument("--config-file", required=True, help="where to write etcd's config file")
     parser.add_argument("--client-cert", required=True, help="SAN-less client certificate of the etcd CA")
     parser.add_argument("--client-key", required=True)
-    parser.add_argument("--wait-seconds", type=float, default=300.0)
+    parser.add_argument("--remind-seconds", type=float, default=300.0,
+                        help="how often a member that keeps waiting repeats why")
     opts = parser.parse_args(argv[:split])
     socket.setdefaulttimeout(10)
     try:
         values = parse_flags(argv[split + 1:])
         tls = Tls(peer_ca=values["peer-trusted-ca-file"], client_ca=values["trusted-ca-file"],
                   cert=opts.client_cert, key=opts.client_key)
-        return prepare(values, tls, opts.wait_seconds, opts.config_file)
+        return prepare(values, tls, opts.remind_seconds, opts.config_file)
     except PrepareError as exc:
         log(f"refusing: {exc} (runbook: {RUNBOOK})")
         return 1

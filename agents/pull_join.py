@@ -3,8 +3,14 @@
 `join` (a Job, before the karmada-agent Deployment) does what `karmadactl register` does for the agent's own
 credential, without its rbac-generator step (the hub stack owns the agent's RBAC):
 
-1. If Secret `<namespace>/<kubeconfig-secret>` holds a kubeconfig whose client certificate has more than a tenth
-   of its life left, the member is joined: delete the bootstrap Secret if any, exit 0.
+1. If Secret `<namespace>/<kubeconfig-secret>` holds a kubeconfig that still belongs to the current hub, the member
+   is joined: delete the bootstrap Secret if any, exit 0. It belongs to the hub when its client certificate verifies
+   against the kubeconfig's own CA and has more than a tenth of its life left, and, when a bootstrap Secret is
+   there (PullJoin writes one exactly when the hub's URL or CA no longer match, or the certificate is used up), when
+   its `server` and `certificate-authority-data` are that Secret's `server` and `ca.crt`. The agent cannot heal a
+   stale one itself: karmada v1.18.2 `cmd/agent/app/agent.go` reads the kubeconfig once at start, and certRotation
+   (`pkg/controllers/certificate/cert_rotation_controller.go` `syncCertRotation`) rewrites only the client
+   certificate and key, through the hub it can no longer reach.
 2. Read Secret `<namespace>/<bootstrap-secret>` (`token`, `server`, `ca.crt`), written by the region stack's
    PullJoin resource; the token is a bootstrap token that lives an hour.
 3. Make an EC P-256 key and a CSR for CN `system:karmada:agent:<cluster>`, O `system:karmada:agents`, here, with
@@ -19,7 +25,8 @@ credential, without its rbac-generator step (the hub stack owns the agent's RBAC
 
 `restart` (a CronJob) rolls the agent Deployment when one of its containers started before the certificate in the
 Secret was issued: the agent loads its kubeconfig only at start, and its certRotation controller writes the new
-certificate into that Secret (karmada v1.18.2 pkg/controllers/certificate/cert_rotation_controller.go).
+certificate into that Secret (karmada v1.18.2 pkg/controllers/certificate/cert_rotation_controller.go). The issue
+time is `notBefore` plus kube-controller-manager's five-minute backdate (SIGNER_BACKDATE).
 
 Member API access is the pod's service account (in-cluster), or `--member-server/--member-token-file/
 --member-ca-file` for tests. Logs never print the token, the key or a certificate.
@@ -58,6 +65,10 @@ RESTART_ANNOTATION = "karmada-hub.io/agent-cert-not-before"
 START_MARGIN = dt.timedelta(minutes=2)
 """kubelet refreshes a mounted Secret within about a minute; a container that started just after the rotation may
 still have read the old file."""
+SIGNER_BACKDATE = dt.timedelta(minutes=5)
+"""kube-controller-manager's csrsigning signs with `Backdate: 5 * time.Minute` and sets `NotBefore = now - Backdate`
+(kubernetes v1.35.4 pkg/controller/certificates/signer/signer.go `sign`, pkg/controller/certificates/authority/
+policies.go `PermissiveSigningPolicy.apply`): a certificate was issued five minutes after its notBefore."""
 
 
 class JoinError(Exception):
@@ -180,13 +191,54 @@ def kubeconfig(cluster: str, server: str, ca_pem: bytes, cert_pem: bytes, key_pe
 
 
 _CERT_DATA = re.compile(r"""client-certificate-data["']?\s*:\s*["']?([A-Za-z0-9+/=]+)""")
+_CA_DATA = re.compile(r"""certificate-authority-data["']?\s*:\s*["']?([A-Za-z0-9+/=]+)""")
+_SERVER = re.compile(r"""(?<![-\w])server["']?\s*:\s*["']?(https://[^"'\s,}]+)""")
+
+
+def _only(pattern: re.Pattern[str], text: str) -> str | None:
+    found = pattern.findall(text)
+    return found[0] if len(found) == 1 else None
 
 
 def client_cert(kubeconfig_text: str) -> bytes | None:
     """The client certificate of a one-user kubeconfig (ours as JSON, or as the rotation controller rewrites it
     in YAML); None when there is none or there are several."""
-    found = _CERT_DATA.findall(kubeconfig_text)
-    return base64.b64decode(found[0]) if len(found) == 1 else None
+    found = _only(_CERT_DATA, kubeconfig_text)
+    return base64.b64decode(found) if found else None
+
+
+def cluster_entry(kubeconfig_text: str) -> tuple[str, bytes] | None:
+    """The `server` and the CA (PEM) of a one-cluster kubeconfig, JSON or YAML; None unless there is exactly one."""
+    server, ca = _only(_SERVER, kubeconfig_text), _only(_CA_DATA, kubeconfig_text)
+    return (server, base64.b64decode(ca)) if server and ca else None
+
+
+def pem_certificates(pem: bytes) -> list[bytes]:
+    """The DER of every certificate in a PEM bundle: the same CA compares equal however it was wrapped."""
+    text = pem.decode(errors="replace")
+    blocks = re.findall(r"-----BEGIN CERTIFICATE-----(.*?)-----END CERTIFICATE-----", text, re.S)
+    return [base64.b64decode("".join(b.split())) for b in blocks]
+
+
+def same_hub(a: tuple[str, bytes], b: tuple[str, bytes]) -> bool:
+    """Two (server, CA PEM) pairs name the same hub: the same URL and the same CA certificates."""
+    return a[0].rstrip("/") == b[0].rstrip("/") and bool(pem_certificates(a[1])) and \
+        pem_certificates(a[1]) == pem_certificates(b[1])
+
+
+def issued_by(cert_pem: bytes, ca_pem: bytes) -> bool:
+    """`openssl verify`: the certificate chains to (a certificate of) this CA bundle and is within its dates."""
+    with tempfile.TemporaryDirectory(prefix="verify-") as work:
+        ca_path, cert_path = os.path.join(work, "ca.crt"), os.path.join(work, "cert.crt")
+        with open(ca_path, "wb") as fh:
+            fh.write(ca_pem)
+        with open(cert_path, "wb") as fh:
+            fh.write(cert_pem)
+        try:
+            openssl("verify", "-CAfile", ca_path, cert_path)
+        except JoinError:
+            return False
+    return True
 
 
 def secret_value(secret: dict[str, Any], key: str) -> bytes | None:
@@ -198,15 +250,24 @@ def _secret_path(namespace: str, name: str = "") -> str:
     return f"/api/v1/namespaces/{namespace}/secrets" + (f"/{name}" if name else "")
 
 
-def _valid_kubeconfig(secret: dict[str, Any], now: dt.datetime) -> bool:
+def stale_because(secret: dict[str, Any], now: dt.datetime, hub: tuple[str, bytes] | None) -> str | None:
+    """Why this kubeconfig Secret does not join the member to the hub, or None when it does. `hub`: the current
+    hub's (server, CA PEM) from the bootstrap Secret, when there is one."""
     text = secret_value(secret, KUBECONFIG_KEY)
-    cert = client_cert(text.decode()) if text else None
-    if cert is None:
-        return False
+    decoded = text.decode(errors="replace") if text else ""
+    cert, entry = client_cert(decoded), cluster_entry(decoded)
+    if cert is None or entry is None:
+        return "it holds no one-cluster, one-user kubeconfig"
+    if hub is not None and not same_hub(entry, hub):
+        return "it points at another hub (server or CA) than the bootstrap Secret"
+    if not issued_by(cert, entry[1]):
+        return "its client certificate does not verify against its CA"
     try:
-        return life_left(cert, now) > MIN_LIFE_LEFT
+        if life_left(cert, now) <= MIN_LIFE_LEFT:
+            return f"its client certificate has less than {MIN_LIFE_LEFT:.0%} of its life left"
     except JoinError:
-        return False
+        return "its client certificate cannot be read"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ join
@@ -216,17 +277,24 @@ def join(args: argparse.Namespace, now: dt.datetime | None = None) -> str:
     member = member_api(args)
     ns = args.namespace
     status, existing = member.request("GET", _secret_path(ns, args.kubeconfig_secret))
-    if status == 200 and _valid_kubeconfig(existing, now or dt.datetime.now(dt.UTC)):
-        member.request("DELETE", _secret_path(ns, args.bootstrap_secret))
-        return "already joined"
     if status not in (200, 404):
         raise JoinError(f"reading Secret {ns}/{args.kubeconfig_secret} failed: HTTP {status}")
     stale = status == 200
-    status, bootstrap = member.request("GET", _secret_path(ns, args.bootstrap_secret))
-    if status != 200:
-        raise JoinError(f"no bootstrap Secret {ns}/{args.bootstrap_secret} (HTTP {status}): bump the member's "
+    b_status, bootstrap = member.request("GET", _secret_path(ns, args.bootstrap_secret))
+    if b_status not in (200, 404):
+        raise JoinError(f"reading Secret {ns}/{args.bootstrap_secret} failed: HTTP {b_status}")
+    token, server, ca = (secret_value(bootstrap, k) for k in ("token", "server", "ca.crt")) if b_status == 200 \
+        else (None, None, None)
+    current = (server.decode(), ca) if server and ca else None
+    if stale:
+        why = stale_because(existing, now or dt.datetime.now(dt.UTC), current)
+        if why is None:
+            member.request("DELETE", _secret_path(ns, args.bootstrap_secret))
+            return "already joined"
+        print(f"join: Secret {ns}/{args.kubeconfig_secret} is stale: {why}; joining again", flush=True)
+    if b_status != 200:
+        raise JoinError(f"no bootstrap Secret {ns}/{args.bootstrap_secret} (HTTP {b_status}): bump the member's "
                         "joinGeneration in its stack file and up the region stack")
-    token, server, ca = (secret_value(bootstrap, k) for k in ("token", "server", "ca.crt"))
     if not (token and server and ca):
         raise JoinError(f"bootstrap Secret {ns}/{args.bootstrap_secret} lacks token, server or ca.crt")
     hub = Api(server.decode(), ca.decode(), token.decode())
@@ -245,7 +313,7 @@ def join(args: argparse.Namespace, now: dt.datetime | None = None) -> str:
         status, _ = member.request("POST", _secret_path(ns), body)
     if status == 409:
         status, winner = member.request("GET", _secret_path(ns, args.kubeconfig_secret))
-        if status != 200 or not _valid_kubeconfig(winner, dt.datetime.now(dt.UTC)):
+        if status != 200 or stale_because(winner, dt.datetime.now(dt.UTC), (server.decode(), ca)) is not None:
             raise JoinError(f"Secret {ns}/{args.kubeconfig_secret} appeared meanwhile and is not usable")
         return "joined by a concurrent run"
     if status not in (200, 201):
@@ -300,7 +368,8 @@ def restart(args: argparse.Namespace) -> str:
     cert = client_cert(text.decode()) if text else None
     if cert is None:
         raise JoinError(f"Secret {ns}/{args.kubeconfig_secret} holds no client certificate")
-    issued, _ = cert_dates(cert)
+    not_before, _ = cert_dates(cert)
+    issued = not_before + SIGNER_BACKDATE
     selector = urllib.request.quote(args.selector)
     status, pods = member.request("GET", f"/api/v1/namespaces/{ns}/pods?labelSelector={selector}")
     if status != 200:
@@ -313,19 +382,19 @@ def restart(args: argparse.Namespace) -> str:
                 stale.append(pod["metadata"]["name"])
     if not stale:
         return "every agent runs the current certificate"
-    mark = issued.strftime("%Y-%m-%dT%H:%M:%SZ")
+    mark = not_before.strftime("%Y-%m-%dT%H:%M:%SZ")
     path = f"/apis/apps/v1/namespaces/{ns}/deployments/{args.deployment}"
     status, deployment = member.request("GET", path)
     if status != 200:
         raise JoinError(f"reading Deployment {ns}/{args.deployment} failed: HTTP {status}")
     template = deployment["spec"]["template"]["metadata"]
     if (template.get("annotations") or {}).get(RESTART_ANNOTATION) == mark:
-        return f"a rollout for the certificate issued {mark} is under way"
+        return f"a rollout for the certificate valid from {mark} is under way"
     patch = {"spec": {"template": {"metadata": {"annotations": {RESTART_ANNOTATION: mark}}}}}
     status, _ = member.request("PATCH", path, patch, content_type="application/merge-patch+json")
     if status != 200:
         raise JoinError(f"patching Deployment {ns}/{args.deployment} failed: HTTP {status}")
-    return f"restarting {', '.join(sorted(set(stale)))} for the certificate issued {mark}"
+    return f"restarting {', '.join(sorted(set(stale)))} for the certificate valid from {mark}"
 
 
 # ------------------------------------------------------------------------------------------------ main

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from hubctl.mocks import offline_uid
+
 REPO = Path(__file__).resolve().parent.parent
 
 REGIONS = {"eu-fsn": "fsn1", "eu-hel": "hel1", "eu-nbg": "nbg1"}
@@ -89,13 +91,17 @@ def stack(members: int) -> dict[str, Any]:
             "schedulerEstimator": True,
             "ingress": {"servers": INGRESS_SERVERS},
         }
-        if push:  # a Pull member's Cluster is created by its agent, which sets no labels
+        if push:
             doc["labels"] = {"tier": "standard" if i % 3 else "premium"}
+        else:  # the hub makes a Pull member's Cluster with its kube-system UID: the one the offline plan reads
+            doc["clusterId"] = offline_uid(f"kubernetes:core/v1:Namespace::member-{name}-kube-system")
         member_docs.append(doc)
     hub = {**dev["karmada-hub:hub"], "name": f"karmada-hub-fleet{members}", "serverType": server_type,
            "servers": servers, "apiDnsName": "api.hub.fleet.example.com",
            "loadBalancer": {"type": "lb21", "location": "fsn1"}}
     karmada = dict(dev["karmada-hub:karmada"])
+    # the opt-in addons are sized on their own (docs/fleet-scale.md "karmada-search"); the fleet rows measure the hub
+    karmada.pop("addons", None)
     karmada["etcd"] = {**karmada["etcd"], "storageSize": "20Gi",
                        "backup": {**karmada["etcd"]["backup"], "bucket": "karmada-hub-fleet-backups"}}
     failover = {k: v for k, v in dev["karmada-hub:failover"].items() if k != "rtoSeconds"}
@@ -113,8 +119,7 @@ def stack(members: int) -> dict[str, Any]:
         },
         "karmada-hub:members": member_docs,
         "karmada-hub:tenants": _tenants(dev, names),
-        "karmada-hub:dns": {**dev["karmada-hub:dns"], "domain": "fleet.example.com",
-                            "txtOwnerId": f"karmada-hub-fleet{members}"},
+        "karmada-hub:dns": {**dev["karmada-hub:dns"], "domain": "fleet.example.com"},
         "karmada-hub:failover": failover,
     }
     for key in SECRETS:

@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -68,7 +69,16 @@ class ConfigError(Exception):
     """A user mistake in stack configuration; `str()` is the one line to print."""
 
 
-def _fail(kind: str, message: str, **ctx: Any) -> PydanticCustomError:
+OFFLINE_PLACEHOLDER = "offline-placeholder-for-"
+"""What the offline planner (hubctl/stackfile.py) puts where a stack file has a `secure:` value: it never has
+the passphrase, so checks of a secret's content skip values that start with it."""
+IDENTITY_KEY = "identityKey"
+"""The region stack secret with its identity's private key (PEM), made by `hubctl region-key`."""
+
+
+def _fail(kind: str, message: str, /, **ctx: Any) -> PydanticCustomError:
+    """A one-line refusal of type `kind`; `ctx` fills `{names}` in `message` (any name, `kind` too) and `loc`/`loc_key`
+    name the key when a model validator refuses a field."""
     return PydanticCustomError(kind, message, ctx)
 
 
@@ -77,8 +87,10 @@ def _network(value: Any, family: int | None = None) -> Any:
     if isinstance(value, ipaddress.IPv4Network | ipaddress.IPv6Network):
         return value
     if not isinstance(value, str):
-        raise _fail("cidr", "must be a network in CIDR notation like 198.51.100.0/24 (got a {got})",
-                    got=type(value).__name__)
+        shown = f"the number {value}" if isinstance(value, int | float) and not isinstance(value, bool) else (
+            f"a {_yaml_kind(value)}")
+        raise _fail("cidr", "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got {what})",
+                    what=shown[:60])
     text = value.strip()
     written = 6 if ":" in text else 4
     if family == 4 and written == 6:
@@ -94,6 +106,19 @@ def _network(value: Any, family: int | None = None) -> Any:
             raise _fail("cidr", "'{v}' is not a valid IPv{f} network like {example} ({why})", v=text[:60], f=written,
                         example=example, why=str(exc)[:100]) from None
         raise _fail("cidr", "'{v}' has host bits set; did you mean {net}?", v=text[:60], net=str(net)) from None
+
+
+def _yaml_kind(value: Any) -> str:
+    """What YAML made of a value, in the words of a stack file (not Python's type names)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    return "string" if isinstance(value, str) else type(value).__name__
 
 
 Cidr = Annotated[ipaddress.IPv4Network | ipaddress.IPv6Network, BeforeValidator(_network)]
@@ -172,9 +197,9 @@ class FirewallConfig(Model):
                 if net in WORLD:
                     raise _fail(
                         "world_open",
-                        "{net} opens the port to the whole internet; list your admin CIDRs or set "
-                        "hub.firewall.allowWorld: true",
-                        net=str(net),
+                        "{net} opens the port to the whole internet; list {who} or set hub.firewall.allowWorld: true",
+                        net=str(net), loc_key=_alias(field),
+                        who="the Pull members' egress addresses" if field == "karmada_cidrs" else "your admin CIDRs",
                     )
         for field in ("ssh_cidrs", "api_cidrs", "karmada_cidrs"):
             nets = getattr(self, field)
@@ -218,7 +243,18 @@ class NetworkConfig(Model):
                         cidr=str(self.cidr))
         if not self.cidr.is_private:
             raise _fail("private", "network {cidr} must be a private (RFC 1918) range", cidr=str(self.cidr))
+        for what, net in K3S_CLUSTER_NETWORKS.items():
+            if self.cidr.overlaps(net):
+                raise _fail("k3s_cidr", "{cidr} overlaps k3s's {what} network {net}: a node address there is "
+                            "routed into the cluster, not to the node; use another private range like 10.0.0.0/16",
+                            cidr=str(self.cidr), what=what, net=str(net), loc_key="cidr")
         return self
+
+
+K3S_CLUSTER_NETWORKS = {"pod": ipaddress.IPv4Network("10.42.0.0/16"),
+                        "service": ipaddress.IPv4Network("10.43.0.0/16")}
+"""k3s's `cluster-cidr` and `service-cidr` as components/hetzner/cloud_init.py renders them (POD_CIDR,
+SERVICE_CIDR; a test keeps the two in step)."""
 
 
 class SshKeyConfig(Model):
@@ -226,6 +262,34 @@ class SshKeyConfig(Model):
     """Name of the key in Hetzner (prefixed with the hub name)."""
     public_key: str = Field(pattern=r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$")
     """The OpenSSH public key line (`ssh-ed25519 AAAA… comment`), never a private key."""
+
+    @field_validator("public_key")
+    @classmethod
+    def _whole_key(cls, v: str) -> str:
+        """The base64 blob is the key itself: SSH strings (a length, then bytes) that start with the key's type and
+        end exactly at its end. A truncated or mangled paste fails here, not at the first `pulumi up`."""
+        import base64
+        import binascii
+
+        kind, blob = v.split()[:2]
+        try:
+            raw = base64.b64decode(blob, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        parts = []
+        while len(raw) >= 4:
+            size = int.from_bytes(raw[:4], "big")
+            if size > len(raw) - 4:
+                break
+            parts.append(raw[4:4 + size])
+            raw = raw[4 + size:]
+        whole = bool(parts) and not raw and parts[0] == kind.encode()
+        if whole and kind == "ssh-ed25519":
+            whole = len(parts) == 2 and len(parts[1]) == 32
+        if not whole:
+            raise _fail("ssh_key", "the {kind} key is cut short or mangled (its base64 does not hold a whole {kind} "
+                        "key); paste the whole line `ssh-keygen -y -f <keyfile>` prints", kind=kind)
+        return v
 
     @field_validator("public_key", mode="before")
     @classmethod
@@ -292,8 +356,9 @@ class HubConfig(Model):
     @classmethod
     def _current_server_type(cls, v: str) -> str:
         if not re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v):
-            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13",
-                        v=v[:40])
+            hint = f"; write {v.lower()}" if re.fullmatch(r"[a-z]{2,4}[0-9]{2,3}", v.lower()) else ""
+            raise _fail("server_type", "'{v}' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13{h}",
+                        v=v[:40], h=hint)
         if v in DEPRECATED_SERVER_TYPES:
             raise _fail("deprecated", "server type '{v}' is deprecated by Hetzner; use a current type such as cx23, "
                         "cx33 or cpx22", v=v)
@@ -305,6 +370,24 @@ class HubConfig(Model):
         if not re.match(r"^v\d+\.\d+\.\d+\+k3s\d+$", v):
             raise _fail("k3s", "must be a k3s release tag like v1.34.1+k3s1 (got '{v}')", v=v)
         return v
+
+    @model_validator(mode="after")
+    def _survives_a_location(self) -> HubConfig:
+        """Servers go round-robin over the locations: the largest share in one location must leave a quorum
+        behind when that location fails, wherever the network zone has locations enough to spread over."""
+        counts: dict[str, int] = {}
+        width = len(self.locations)
+        for j, loc in enumerate(self.locations):  # server i goes to locations[i % width]
+            counts[loc] = counts.get(loc, 0) + self.servers // width + (1 if j < self.servers % width else 0)
+        zone_locations = [loc for loc, zone in NETWORK_ZONES.items() if zone == self.network_zone]
+        worst = max(counts, key=lambda loc: counts[loc])
+        left = self.servers - counts[worst]
+        if left > self.servers // 2 or len(zone_locations) < 3:
+            return self
+        raise _fail("spread_quorum", "{n} servers over {locs} put {k} in {worst}: losing {worst} leaves {left} of "
+                    "{n}, no etcd quorum; spread them over three locations (locations: [{three}])", n=self.servers,
+                    locs=", ".join(dict.fromkeys(self.locations)), k=counts[worst], worst=worst, left=left,
+                    three=", ".join(zone_locations[:3]), loc_key="locations")
 
     @model_validator(mode="after")
     def _lb_location(self) -> HubConfig:
@@ -376,8 +459,10 @@ class EtcdBackupConfig(Model):
     """Bucket the snapshots are uploaded to (S3 bucket naming rules)."""
     prefix: str = Field(default="karmada-etcd", pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")
     """Object key prefix of the snapshots inside the bucket."""
-    retain: int = Field(default=28, ge=1, le=1000)
-    """Snapshots kept per stack; older ones are deleted after each successful upload."""
+    retain: int | None = Field(default=None, ge=1, le=1000)
+    """Unset (recommended): the hub only writes; the bucket's lifecycle rule expires old snapshots and incomplete
+    uploads, and the hub's key may not delete (docs/runbooks/restore-etcd.md). Set: the uploader keeps this many
+    snapshots per stack and deletes older ones, so its key must be allowed to delete."""
     access_key_config_key: str = Field(default="etcdBackupAccessKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
     """Stack secret holding the object-storage access key."""
     secret_key_config_key: str = Field(default="etcdBackupSecretKey", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
@@ -519,6 +604,78 @@ class DeschedulerConfig(Model):
     """`--unschedulable-threshold` (upstream default 5m): how long a pod must be Unschedulable to count."""
 
 
+class SearchResourceConfig(Model):
+    """One resource type karmada-search caches (a ResourceRegistry `resourceSelectors` entry)."""
+
+    api_version: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+"
+                                     r"((alpha|beta)[0-9]+)?$")
+    """`apps/v1`, `v1`, ... as in a manifest."""
+    kind: str = Field(pattern=r"^[A-Z][A-Za-z0-9]{0,62}$")
+    """The kind (`Deployment`, `Pod`, ...)."""
+    namespace: DnsLabel | None = None
+    """Only this namespace (default: every namespace). Upstream caches by namespace only in the proxy's cache."""
+
+
+class SearchAddonConfig(Model):
+    """karmada-search (`search.karmada.io`, one query across members) on the hub, opt-in. It caches the named resource
+    types of the named members in memory (the hub's sizing counts it: docs/fleet-scale.md) and reads members with
+    their Push credentials, so it can cache Push members only: the hub never dials a Pull member
+    (docs/addons.md)."""
+
+    enabled: bool = False
+    """Run karmada-search ×`replicas` and register `v1alpha1.search.karmada.io` in the karmada-apiserver."""
+    replicas: int = Field(default=2, ge=2, le=3, json_schema_extra=_HA)
+    """Pods (required anti-affinity, PDB); every replica caches everything, so memory scales with it too."""
+    resources: list[SearchResourceConfig] = []
+    """What the cache holds (ResourceRegistry `resourceSelectors`); required when enabled."""
+    members: list[ClusterName] = []
+    """Which members it caches (ResourceRegistry `targetCluster.clusterNames`); empty: every Push member."""
+    objects_per_member: int = Field(default=2000, ge=1, le=1_000_000)
+    """Expected cached objects per member, for the memory request (docs/fleet-scale.md)."""
+    cpu: str = Field(default="200m", pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$")
+    """CPU request of each pod."""
+
+    @model_validator(mode="after")
+    def _named(self) -> SearchAddonConfig:
+        if self.enabled and not self.resources:
+            raise _fail("search", "name at least one resource type to cache (e.g. apiVersion: apps/v1, kind: "
+                        "Deployment) when search is enabled: an empty registry caches nothing", loc=("resources",))
+        keys = [(r.api_version, r.kind, r.namespace) for r in self.resources]
+        if len(set(keys)) != len(keys):
+            raise _fail("search", "lists a resource twice", loc=("resources",))
+        if len(set(self.members)) != len(self.members):
+            raise _fail("search", "lists a member twice", loc=("members",))
+        return self
+
+
+class DashboardAddonConfig(Model):
+    """The Karmada dashboard (karmada-io/dashboard, the release the compatibility matrix pins) on the hub, opt-in:
+    its web UI and API ×`replicas`, reached only through the hub's firewall-filtered API with `kubectl
+    port-forward` (docs/addons.md). Users log in with a token of the `karmada-dashboard-<access>` identity."""
+
+    enabled: bool = False
+    """Run karmada-dashboard-web and karmada-dashboard-api and create the login identity."""
+    replicas: int = Field(default=2, ge=2, le=3, json_schema_extra=_HA)
+    """Pods of each of the two Deployments (required anti-affinity, PDB)."""
+    access: Literal["view", "edit"] = "view"
+    """What the login identity may do in the karmada-apiserver: `view` reads (no Secrets), `edit` also writes
+    policies and resource templates, and reads and writes Secrets (Kubernetes' edit role with Karmada's
+    aggregation)."""
+
+
+class AddonsConfig(Model):
+    """Opt-in Karmada addons on the hub; off by default, and then nothing of theirs is rendered."""
+
+    dashboard: DashboardAddonConfig = DashboardAddonConfig()
+    """The Karmada dashboard."""
+    search: SearchAddonConfig = SearchAddonConfig()
+    """karmada-search."""
+
+    @property
+    def any_enabled(self) -> bool:
+        return self.dashboard.enabled or self.search.enabled
+
+
 class KarmadaConfig(Model):
     version: str = versions.KARMADA_VERSION
     """Karmada release of the control plane (and the agents); must be in the compatibility matrix."""
@@ -541,6 +698,8 @@ class KarmadaConfig(Model):
     """The fleet priority table (hub and all-in-one stacks; tenants name a row in priorityClass)."""
     descheduler: DeschedulerConfig = DeschedulerConfig()
     """karmada-descheduler settings."""
+    addons: AddonsConfig = AddonsConfig()
+    """Opt-in addons: the Karmada dashboard and karmada-search (docs/addons.md)."""
 
     @field_validator("feature_gates")
     @classmethod
@@ -565,8 +724,9 @@ class KarmadaConfig(Model):
     @classmethod
     def _in_matrix(cls, v: str) -> str:
         if v not in versions.RELEASES:
-            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known})", v=v,
-                        known=", ".join(sorted(versions.RELEASES)))
+            hint = f"; write v{v}" if f"v{v}" in versions.RELEASES else ""
+            raise _fail("version", "Karmada {v} is not in the compatibility matrix (supported: {known}){h}", v=v,
+                        known=", ".join(sorted(versions.RELEASES)), h=hint)
         return v
 
     @property
@@ -611,6 +771,14 @@ class IngressConfig(Model):
     https_node_port: int = Field(default=30443, ge=30000, le=32767)
     """NodePort of the ingress controller's HTTPS listener (the regional LB forwards 443 to it)."""
 
+    @model_validator(mode="after")
+    def _two_ports(self) -> IngressConfig:
+        if self.http_node_port == self.https_node_port:
+            raise _fail("ingress", "httpNodePort and httpsNodePort are both {p}: the regional LB would send HTTP and "
+                        "HTTPS to one listener; give HTTPS its own NodePort (default 30443)", p=self.http_node_port,
+                        loc_key="httpsNodePort")
+        return self
+
 
 class MemberConfig(Model):
     name: ClusterName
@@ -637,6 +805,12 @@ class MemberConfig(Model):
     join_generation: int = Field(default=1, ge=1)
     """Pull members: bump it to mint a fresh bootstrap token and run the join again (a rebuilt member, or
     one whose `karmada-kubeconfig` Secret is gone). The token lives an hour and is in no stack's state."""
+    cluster_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                                                         r"[0-9a-f]{12}$")
+    """Pull members: the UID of the member's `kube-system` namespace (`kubectl get namespace kube-system -o
+    jsonpath='{.metadata.uid}'`; a region stack's `up` prints it as `pullClusterIds` while it is missing). The hub
+    creates the member's Cluster with it as `spec.id`, exactly as the agent would, so the agent needs no right to
+    create or change Clusters; until it is set, the region installs no agent."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -655,7 +829,9 @@ class HealthCheckConfig(Model):
     timeout: int = Field(default=3, json_schema_extra={"minimum": 1, "maximum": 60})
     """Seconds a health check may take (1..interval)."""
     retries: int = Field(default=2, ge=0, le=5)
-    """Failed checks before a target is taken out (0..5)."""
+    """Failed checks before a target is taken out (0..5); a target that was out needs as many successful checks to
+    come back (Hetzner API, LoadBalancerServiceHealthCheck `retries`). The 3..60, 1..interval and 0..5 bounds have
+    no source the project could read: the API document states none."""
 
     @model_validator(mode="after")
     def _hetzner_limits(self) -> HealthCheckConfig:
@@ -699,7 +875,22 @@ class RegionConfig(Model):
 
 # ------------------------------------------------------------------------------------------ tenants
 
-Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")]
+def _quantity_text(value: Any) -> Any:
+    """A number where a Kubernetes quantity goes (`cpu: 40`, `memory: 0`) is what Kubernetes manifests accept too:
+    read it as the quantity it writes."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    text = str(value) if isinstance(value, int) else f"{value:f}".rstrip("0").rstrip(".")
+    return text
+
+
+Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$"),
+                     BeforeValidator(_quantity_text), WithJsonSchema({
+                         "type": ["string", "number"], "minimum": 0,
+                         "pattern": r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$"})]
+"""A Kubernetes quantity (`"40"`, `500m`, `80Gi`); a number is read as the quantity it writes, as in a manifest."""
 
 
 class StaticAssignment(Model):
@@ -717,6 +908,25 @@ class QuotaConfig(Model):
     enforce: bool = True
     """Enforced by the hub's controller-manager and webhook: needs FederatedQuotaEnforcement in
     karmada.featureGates (the whole fleet's list, decided by the hub stack)."""
+
+    @model_validator(mode="after")
+    def _not_zero_under_enforce(self) -> QuotaConfig:
+        from components.kube.quantity import parse_quantity
+
+        if not self.enforce:
+            return self
+        for res in ZERO_STOPS_EVERYTHING:
+            if res in self.overall and parse_quantity(self.overall[res]) == 0:
+                raise _fail("quota_zero", "a {r} quota of {q} under enforce: true lets the tenant run nothing; give "
+                            "it a size (like {example}) or set enforce: false", r=res, q=self.overall[res],
+                            example=QUOTA_EXAMPLES.get(res.rsplit(".", 1)[-1], "10"), loc_key=("overall", res))
+        return self
+
+
+ZERO_STOPS_EVERYTHING = ("cpu", "memory", "pods", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
+"""Quota resources every workload uses: zero under enforcement admits no pod (a zero for an extended resource, like a
+GPU, is a deliberate "none of these")."""
+QUOTA_EXAMPLES = {"cpu": '"40"', "memory": "80Gi", "pods": '"100"'}
 
 
 LABEL_KEY = (r"^(([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?/)?"
@@ -829,6 +1039,10 @@ class PlacementConfig(Model):
             if len(set(names)) != len(names) or "preferred" in names or self.fallback_group in names:
                 raise _fail("placement", "overflow group names must be unique and differ from 'preferred' and "
                             "'{f}'", f=self.fallback_group, loc_key="overflow")
+        if self.min_regions > 1 and not self.spread_by_region:
+            raise _fail("placement", "minRegions {n} does nothing without spreadByRegion: true (no region spread "
+                        "constraint is rendered); set spreadByRegion: true or remove minRegions", n=self.min_regions,
+                        loc_key="minRegions")
         if self.fallback_group == "preferred":
             raise _fail("placement", "fallbackGroup must differ from 'preferred'", loc_key="fallbackGroup")
         if self.max_clusters is not None:
@@ -1018,6 +1232,14 @@ zone's default TTL as "Must be in between 60s and 2147483647s" (docs.hetzner.clo
 DNS_MAX_TTL = 60
 """Clients may keep a dead region's address this long: the traffic clock counts it in full (the policy pack's
 `dns-short-ttl` rule holds every TTL to the same bound). With Hetzner's minimum that leaves exactly 60."""
+SELF_HOSTED_MIN_TTL = 5
+"""The fleet's own nameservers take any TTL; below 5 s resolvers' query rate grows for little gain (a lookup
+through a resolver that meets a dead nameserver takes up to 1.6 s: shared/reference/self-hosted-dns.md §3.1)."""
+DNS_TTL_DEFAULTS = {"hetzner": HETZNER_DNS_MIN_TTL, "self-hosted": 15}
+"""15 s in self-hosted mode: the traffic clock's largest term then leaves room for detection within 30 s
+(docs/traffic-failover.md §4.3)."""
+DnsMode = Literal["hetzner", "self-hosted"]
+DOMAIN_PATTERN = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$"
 
 
 class DnsFailoverConfig(Model):
@@ -1026,8 +1248,9 @@ class DnsFailoverConfig(Model):
     A region leaves a name's record when a majority of the vantage points saw `failureThreshold` failed rounds
     in a row, and comes back after `successThreshold` good rounds and `holdDownSeconds` since it left."""
 
-    probe_period_seconds: int = Field(default=5, ge=2, le=60)
-    """One probe round per vantage point every this many seconds."""
+    probe_period_seconds: int = Field(default=3, ge=2, le=60)
+    """One probe round per vantage point every this many seconds (every name and region at once, so a round
+    lasts about one probeTimeoutSeconds whatever the fleet's size)."""
     probe_timeout_seconds: int = Field(default=2, ge=1, le=10)
     """Connect + TLS + first response line of one attempt (Route 53 allows 4 + 2)."""
     probe_attempts: int = Field(default=2, ge=1, le=4)
@@ -1055,44 +1278,144 @@ class DnsFailoverConfig(Model):
         return self
 
 
+class DnsSecondaryConfig(Model):
+    """A nameserver the operator runs for the zone outside the hub (one per member region, say): a Knot secondary
+    that transfers the zone from the hub's nameservers (docs/runbooks/self-hosted-dns.md renders its config)."""
+
+    name: DnsLabel
+    """Its part of the NS name: `ns-<name>-<label>.<parentZone>`."""
+    ipv4: str
+    """Its public IPv4 address: the delegation names it, the hub's nameservers notify it and let it transfer."""
+
+    @field_validator("ipv4")
+    @classmethod
+    def _public(cls, v: str) -> str:
+        try:
+            ip = ipaddress.IPv4Address(v)
+        except ValueError:
+            raise _fail("secondary", "'{v}' is not an IPv4 address", v=v[:60]) from None
+        if any(ip in net for net in _NOT_PUBLIC if net.version == 4) and not ip.is_global:
+            raise _fail("secondary", "{v} is not a public address; resolvers on the internet must reach it", v=v)
+        return v
+
+
+class SelfHostedDnsConfig(Model):
+    """The fleet's own authoritative nameservers for `dns.domain` (Knot, on the hub servers), delegated from a
+    zone at Hetzner: docs/traffic-failover.md §5."""
+
+    parent_zone: str = Field(pattern=DOMAIN_PATTERN)
+    """The Hetzner DNS zone that delegates dns.domain: this stack owns the NS records and the nameservers' address
+    records there (with dns.tokenConfigKey)."""
+    delegation_ttl: int = Field(default=3600, ge=60, le=86400)
+    """TTL of the delegation (NS) and of the nameservers' address records in the parent zone: long, so a Hetzner
+    DNS outage does not stop resolvers that already know the delegation. Lower it a day before moving the
+    nameservers or the mode (docs/runbooks/self-hosted-dns.md)."""
+    negative_ttl: int = Field(default=15, ge=5, le=300)
+    """How long resolvers cache "no such name" for the zone (the SOA MINIMUM and SOA TTL, RFC 2308): a name
+    published just after someone asked for it is seen this much later."""
+    rate_limit: int = Field(default=200, ge=10, le=100000)
+    """Responses per second to one client network before Knot's response rate limiting (mod-rrl) slips or drops
+    answers: the nameservers run on the control-plane servers and must not become a reflector."""
+    hostmaster: str | None = Field(default=None, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    """The SOA RNAME (a mailbox, first dot = @); default `hostmaster.<parentZone>`."""
+    secondaries: list[DnsSecondaryConfig] = []
+    """Nameservers outside the hub that serve the zone from transfers: they answer when every hub server is lost
+    (empty: the three hub servers answer alone)."""
+
+
 class DnsConfig(Model):
-    domain: str = Field(pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$")
-    """DNS zone external-dns manages in Hetzner DNS (regional and fleet names are under it)."""
-    ttl: int = Field(default=HETZNER_DNS_MIN_TTL, json_schema_extra={"minimum": HETZNER_DNS_MIN_TTL,
-                                                                     "maximum": DNS_MAX_TTL})
-    """TTL of the failover records, in seconds (Hetzner Cloud DNS accepts nothing shorter than 60; at most 60 so
-    clients follow a failover quickly)."""
+    mode: DnsMode = "hetzner"
+    """Who answers for the fleet's names: `hetzner` (external-dns writes them into Hetzner DNS; TTL at least 60)
+    or `self-hosted` (the hub servers' own nameservers answer for a zone delegated from Hetzner; TTL from 5)."""
+    domain: str = Field(pattern=DOMAIN_PATTERN)
+    """The zone the fleet's names live in: the Hetzner zone external-dns manages (mode hetzner), or the zone the
+    fleet's nameservers serve, delegated from selfHosted.parentZone (mode self-hosted)."""
+    ttl: int | None = Field(default=None, json_schema_extra={"minimum": SELF_HOSTED_MIN_TTL, "maximum": DNS_MAX_TTL})
+    """TTL of the failover records, in seconds: 60 in mode hetzner (Hetzner accepts nothing shorter), 5 to 60 in
+    mode self-hosted (default 15)."""
     txt_owner_id: str | None = Field(default=None, pattern=r"^[a-z0-9][-a-z0-9]*$")
-    """external-dns ownership id, unique to the fleet. Only the stack that runs external-dns (role
+    """external-dns ownership id, unique to the fleet (mode hetzner). Only the stack that runs external-dns (role
     all-in-one or hub) sets it: two owners of one name would fight over it."""
     token_config_key: str = Field(default="hetznerDnsToken", pattern=r"^[a-zA-Z][a-zA-Z0-9]*$")
-    """Stack secret holding the Hetzner Cloud API token the webhook uses."""
+    """Stack secret holding the Hetzner Cloud API token of the DNS zone's project (the webhook's in mode hetzner,
+    the delegation records' in mode self-hosted)."""
     interval_seconds: int = Field(default=60, ge=10, le=600)
-    """external-dns reconcile interval (it also reacts to events)."""
+    """external-dns reconcile interval (it also reacts to events; mode hetzner)."""
     refresh_seconds: int = Field(default=15, ge=5, le=120)
     """Status refresher period: how often the hub looks for a dead member's address still in an Ingress or
     Service status (agents/status_refresher.py, docs/traffic-failover.md §2.1)."""
     failover: DnsFailoverConfig = DnsFailoverConfig()
     """The health-checked DNS failover controller."""
-
-    @field_validator("ttl")
-    @classmethod
-    def _short_ttl(cls, v: int) -> int:
-        if v < HETZNER_DNS_MIN_TTL:
-            raise _fail("ttl", "must be >= {min} seconds: Hetzner Cloud DNS rejects a shorter TTL (got {v})",
-                        min=HETZNER_DNS_MIN_TTL, v=v)
-        if v > DNS_MAX_TTL:
-            raise _fail("ttl", "must be <= {max} seconds so clients follow failover quickly (got {v})", max=DNS_MAX_TTL,
-                        v=v)
-        return v
+    self_hosted: SelfHostedDnsConfig | None = None
+    """The fleet's own nameservers (mode self-hosted only)."""
 
     @model_validator(mode="after")
-    def _hold_down_covers_ttl(self) -> DnsConfig:
-        if self.failover.hold_down_seconds < self.ttl:
+    def _per_mode(self) -> DnsConfig:
+        if self.ttl is None:
+            object.__setattr__(self, "ttl", DNS_TTL_DEFAULTS[self.mode])
+        ttl = int(self.ttl or 0)
+        if self.mode == "hetzner":
+            if ttl < HETZNER_DNS_MIN_TTL:
+                raise _fail("ttl", "must be >= {min} seconds in mode hetzner: Hetzner Cloud DNS rejects a shorter TTL "
+                            "(got {v}; mode self-hosted takes from {low})", min=HETZNER_DNS_MIN_TTL, v=ttl,
+                            low=SELF_HOSTED_MIN_TTL, loc=("dns", "ttl"))
+            if self.self_hosted is not None:
+                raise _fail("mode", "selfHosted is read in mode self-hosted only; set dns.mode: self-hosted or remove "
+                            "it", loc=("dns", "selfHosted"))
+        else:
+            if ttl < SELF_HOSTED_MIN_TTL:
+                raise _fail("ttl", "must be >= {min} seconds (got {v})", min=SELF_HOSTED_MIN_TTL, v=ttl,
+                            loc=("dns", "ttl"))
+            if self.self_hosted is None:
+                raise _fail("mode", "mode self-hosted needs selfHosted.parentZone: the Hetzner zone that delegates "
+                            "{d}", d=self.domain, loc=("dns", "selfHosted"))
+            parent = self.self_hosted.parent_zone
+            if not self.domain.endswith("." + parent):
+                raise _fail("mode", "{d} is not below selfHosted.parentZone {p}: the parent zone delegates a zone "
+                            "under it (e.g. fleet.{p})", d=self.domain, p=parent, loc=("dns", "domain"))
+            names = [s.name for s in self.self_hosted.secondaries]
+            for i, name in enumerate(names):
+                if names.index(name) != i:
+                    raise _fail("secondary", "secondary name '{n}' is used twice", n=name,
+                                loc=("dns", "selfHosted", "secondaries", i, "name"))
+            if self.txt_owner_id is not None:
+                raise _fail("owner", "txtOwnerId is external-dns' owner id; mode self-hosted runs no external-dns: "
+                            "remove it", loc=("dns", "txtOwnerId"))
+        if ttl > DNS_MAX_TTL:
+            raise _fail("ttl", "must be <= {max} seconds so clients follow failover quickly (got {v})",
+                        max=DNS_MAX_TTL, v=ttl, loc=("dns", "ttl"))
+        if self.failover.hold_down_seconds < ttl:
             raise _fail("hold_down", "holdDownSeconds ({h}) must be >= dns.ttl ({t}): a region withdrawn and re-added "
-                        "within one TTL flaps in clients' caches", h=self.failover.hold_down_seconds, t=self.ttl,
+                        "within one TTL flaps in clients' caches", h=self.failover.hold_down_seconds, t=ttl,
                         loc=("dns", "failover", "holdDownSeconds"))
         return self
+
+    @property
+    def record_ttl(self) -> int:
+        """dns.ttl, filled in from the mode's default."""
+        assert self.ttl is not None
+        return int(self.ttl)
+
+    @property
+    def self_hosted_mode(self) -> bool:
+        return self.mode == "self-hosted"
+
+    @property
+    def hetzner_zone(self) -> str:
+        """The zone at Hetzner this stack writes records into: dns.domain, or the parent in mode self-hosted."""
+        return self.self_hosted.parent_zone if self.self_hosted is not None else self.domain
+
+    def hetzner_record(self, name: str | None) -> tuple[str, str] | None:
+        """(Hetzner zone, relative name) for a name this stack publishes at Hetzner, or None: not under the
+        Hetzner zone, or (mode self-hosted) under dns.domain, which the fleet's own nameservers answer for."""
+        if not name:
+            return None
+        zone = self.hetzner_zone
+        if self.self_hosted is not None and (name == self.domain or name.endswith("." + self.domain)):
+            return None
+        if not name.endswith("." + zone):
+            return None
+        return zone, name[: -len(zone) - 1]
 
 
 class MonitoringConfig(Model):
@@ -1139,6 +1462,14 @@ class FailoverConfig(Model):
     """Seconds without a status update before a member is unknown (--cluster-monitor-grace-period)."""
     cluster_lease_duration: int = Field(default=40, ge=10, le=600)
     """Lease duration of Pull members' agents, in seconds (--cluster-lease-duration)."""
+    client_read_idle_seconds: int | None = Field(default=None, ge=5, le=60)
+    """Seconds a karmada-agent's or karmada-controller-manager's connection to karmada-apiserver may stay silent
+    before client-go pings it (env HTTP2_READ_IDLE_TIMEOUT_SECONDS; unset: client-go's 30, not rendered). With
+    clientPingTimeoutSeconds it bounds how long a lease renewal hangs on a connection to a hub server that died
+    without a reset: `hubctl budget` compares that stall with clusterMonitorGracePeriod."""
+    client_ping_timeout_seconds: int | None = Field(default=None, ge=1, le=60)
+    """Seconds client-go waits for the answer to that ping before it closes the connection (env
+    HTTP2_PING_TIMEOUT_SECONDS; unset: client-go's 15, not rendered)."""
     resource_eviction_rate: float = Field(default=0.5, gt=0, le=50)
     """Evictions per second from a failed member (--resource-eviction-rate)."""
     graceful_eviction_timeout: int = Field(default=600, ge=60, le=3600)
@@ -1215,8 +1546,10 @@ class FleetConfig(Model):
     trusted with (Cluster objects, agent RBAC, tenant namespaces, estimators) and signs each region's identity."""
     identity_csr: str | None = Field(default=None, pattern=r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+"
                                                           r"-----END CERTIFICATE REQUEST-----\n?$")
-    """For `region` stacks: the PEM CSR of this stack's identity (`pulumi stack output identityCsrPem`); its key
-    never leaves this stack. The hub signs it once its file carries it."""
+    """For `region` stacks: the PEM CSR of this stack's identity, exactly as `hubctl region-key <stack>` prints it
+    (subject `CN=karmada-hub:region:<region>` and nothing else); its key is the stack secret `identityKey`. The hub
+    signs it once its file carries it, and refuses any other subject, extension or a key the offline planner
+    derives."""
     secrets: dict[str, str] = Field(default={}, exclude=True)
     """Flat secret config keys (kubeconfigs, tokens) referenced by name elsewhere; never printed."""
 
@@ -1232,16 +1565,27 @@ class FleetConfig(Model):
                         loc=("identityCsr",))
         if self.role == "region":
             if self.hub_stack is None:
-                raise _fail("missing", "role 'region' needs hubStack.stack (the hub stack to reference)",
+                raise _fail("role_keys", "role 'region' needs hubStack.stack (the hub stack to reference)",
                             loc=("hubStack",))
+            if self.identity_csr is None:
+                raise _fail("identity", "role 'region' needs its identity CSR: run `hubctl region-key <stack>` and "
+                            "commit the CSR it prints here", loc=("identityCsr",))
+            self._require_secret(IDENTITY_KEY, "< region.key (hubctl region-key sets it)", ("identityCsr",))
             if self.region is None or self.region not in self.regions:
-                raise _fail("missing", "role 'region' needs region: one of the keys of regions",
-                            loc=("region",))
+                got = f"'{self.region}' is not a key of regions ({', '.join(self.regions) or 'none'}); " if \
+                    self.region is not None else ""
+                raise _fail("role_keys", "{got}role 'region' needs region: the key of regions this stack rolls out",
+                            got=got, loc=("region",))
+        self._check_role_keys()
         names = [m.name for m in self.members]
         for i, name in enumerate(names):
             if names.index(name) != i:
                 raise _fail("dup", "member name '{n}' is used twice", n=name, loc=("members", i, "name"))
         for i, m in enumerate(self.members):
+            if self.role == "region" and m.region != self.region:
+                raise _fail("region", "this stack rolls out region {mine}; a member of {r} belongs in the region "
+                            "stack with region: {r} (its hub reads it from there)", mine=self.region, r=m.region,
+                            loc=("members", i, "region"))
             if m.region not in self.regions:
                 raise _fail("region", "region '{r}' is not defined under regions ({known})", r=m.region,
                             known=", ".join(self.regions) or "none", loc=("members", i, "region"))
@@ -1252,16 +1596,33 @@ class FleetConfig(Model):
             if m.scheduler_estimator and self.role == "all-in-one" and not self.karmada.scheduler_estimators:
                 raise _fail("estimator", "needs karmada.schedulerEstimators: true, or the scheduler never asks it",
                             loc=("members", i, "schedulerEstimator"))
-            if m.sync_mode == "Pull" and m.labels:
-                raise _fail("pull_labels", "a Pull member's Cluster is created by its karmada-agent, which sets no "
-                            "labels (Karmada's agent has no flag for them); remove labels or use syncMode: Push",
-                            loc=("members", i, "labels"))
+            host = m.api_endpoint.removeprefix("https://").rstrip("/").rsplit(":", 1)[0].strip("[]")
+            try:
+                private = m.sync_mode == "Push" and not ipaddress.ip_address(host).is_global
+            except ValueError:
+                private = False  # a name: where it resolves is not known offline
+            if private:
+                raise _fail("push_endpoint", "{h} is not a public address: the hub's karmada-controller-manager dials "
+                            "a Push member from the hub's own network, which does not reach it; use the member's "
+                            "public API endpoint, or syncMode: Pull (its agent dials the hub)", h=host,
+                            loc=("members", i, "apiEndpoint"))
+            if m.sync_mode != "Pull" and m.cluster_id is not None:
+                raise _fail("cluster_id", "only a Pull member's Cluster carries the member's kube-system UID (a Push "
+                            "member's is read by the hub); remove clusterId", loc=("members", i, "clusterId"))
             if isinstance(m.credentials, SecretCredentials):
                 self._require_secret(m.credentials.config_key, "< kubeconfig",
                                      ("members", i, "credentials", "configKey"))
+            _check_zones(m, self.regions[m.region], i)
+        self._check_region_networks()
+        self._check_tenant_identity()
         if any(isinstance(m.credentials, CapiCredentials) for m in self.members):
             self._require_secret(self.capi.kubeconfig_config_key, "< capi-management.kubeconfig",
                                  ("capi", "kubeconfigConfigKey"))
+        elif self.role == "hub" and self.capi.kubeconfig_config_key in self.secrets:
+            # A CAPI credential where nothing reads it is one more place it leaks from (security review 2, C3).
+            raise _fail("capi_unused", "a hub stack joins no members and reads no Cluster API credential; remove "
+                        "karmada-hub:{k} from this file", k=self.capi.kubeconfig_config_key,
+                        loc=("capi", "kubeconfigConfigKey"))
         backup = self.karmada.etcd.backup
         if backup is not None:
             for field in ("access_key_config_key", "secret_key_config_key"):
@@ -1295,6 +1656,9 @@ class FleetConfig(Model):
                             "karmada-apiserver from a local replica only (externalTrafficPolicy: Local keeps the "
                             "client address for the NetworkPolicy); set apiserver: {s} or leave it unset",
                             s=self.hub.servers, loc=("karmada", "replicas", "apiserver"))
+        if self.role == "region" and self.karmada.addons.any_enabled:
+            raise _fail("addons", "addons run on the hub: enable them in the hub stack, not in a region stack",
+                        loc=("karmada", "addons"))
         member_names = set(names)
         for t_i, tenant in enumerate(self.tenants):
             for cluster in tenant.placement.weights:
@@ -1314,6 +1678,57 @@ class FleetConfig(Model):
         self._check_regions_survive_loss()
         self._check_dns()
         return self
+
+    def _check_role_keys(self) -> None:
+        """Keys another role reads are refused here rather than ignored: a hub that silently drops the members
+        written in its file would unjoin them on a live stack."""
+        if self.role == "hub":
+            for key, value in (("members", self.members), ("tenants", self.tenants), ("regions", self.regions)):
+                if value:
+                    raise _fail("role_keys", "a hub stack reads {k} from the region stacks in regionStacks, never "
+                                "from its own file; move them to a region stack (role: region) or use role: "
+                                "all-in-one", k=key, loc=(key,))
+        if self.role != "region":
+            for key, value in (("region", self.region), ("hubStack", self.hub_stack)):
+                if value is not None:
+                    raise _fail("role_keys", "only a region stack (role: region) has {k}; {role} stacks ignore "
+                                "it: remove it here", k=key, role=self.role, loc=(key,))
+
+    def _check_tenant_identity(self) -> None:
+        """One tenant per namespace and per name: two policies selecting the same workloads conflict, and Karmada
+        applies only one of them (the what-if table and the budget would describe the other)."""
+        names: dict[str, int] = {}
+        namespaces: dict[str, int] = {}
+        for i, tenant in enumerate(self.tenants):
+            if tenant.name in names:
+                raise _fail("dup", "tenant name '{n}' is also tenants[{j}]'s; give each tenant its own name",
+                            n=tenant.name, j=names[tenant.name], loc=("tenants", i, "name"))
+            names[tenant.name] = i
+            if tenant.namespace in namespaces:
+                j = namespaces[tenant.namespace]
+                raise _fail("dup", "'{ns}' is already tenant {other}'s namespace (tenants[{j}]); one tenant per "
+                            "namespace: both policies would select the same workloads and Karmada would apply only "
+                            "one", ns=tenant.namespace, other=self.tenants[j].name, j=j,
+                            loc=("tenants", i, "namespace"))
+            namespaces[tenant.namespace] = i
+
+    def _check_region_networks(self) -> None:
+        """Each region's members live on their own Hetzner network: a range copied from another region, or one
+        network id with two ranges, is a copy-paste mistake the load balancers would act on."""
+        nets = [(name, r) for name, r in self.regions.items() if r.network_cidr is not None]
+        for i, (name, region) in enumerate(nets):
+            for other, seen in nets[:i]:
+                shared = region.network_id is not None and region.network_id == seen.network_id
+                if shared and region.network_cidr != seen.network_cidr:
+                    raise _fail("region_network", "networkId {id} is also region {o}'s, whose networkCidr is {c}; "
+                                "one Hetzner network has one range: write {c} here, or the id of this region's own "
+                                "network", id=region.network_id, o=other, c=str(seen.network_cidr),
+                                loc=("regions", name, "networkCidr"))
+                if not shared and region.network_cidr.overlaps(seen.network_cidr):  # type: ignore[union-attr]
+                    raise _fail("region_network", "{c} overlaps region {o}'s network {oc}; give each region's "
+                                "network its own range (or, if both regions' members share one network, the same "
+                                "networkId)", c=str(region.network_cidr), o=other, oc=str(seen.network_cidr),
+                                loc=("regions", name, "networkCidr"))
 
     def _check_tenant_features(self) -> None:
         """Each tenant feature has its gate on (a policy using a feature whose gate is off is accepted by the
@@ -1395,10 +1810,14 @@ class FleetConfig(Model):
             if self.dns.txt_owner_id is not None:
                 raise _fail("owner", "external-dns runs in the hub stack (role hub), which owns the fleet's names; "
                             "set txtOwnerId there and remove it here", loc=("dns", "txtOwnerId"))
-            # the region's drill records live in the DNS zone's own project: its token, not the region's
-            self._require_secret(self.dns.token_config_key, "<token>", ("dns", "tokenConfigKey"))
+            # The hub owns every record (external-dns with the zone's token, on the hub): a region's config holding
+            # that token could edit every name of the zone (security review 2, H5).
+            if self.dns.token_config_key in self.secrets:
+                raise _fail("dns_token", "a region stack holds no DNS zone token (the hub stack owns every record); "
+                            "remove karmada-hub:{k} from this file", k=self.dns.token_config_key,
+                            loc=("dns", "tokenConfigKey"))
             return
-        if self.dns.txt_owner_id is None:
+        if self.dns.mode == "hetzner" and self.dns.txt_owner_id is None:
             raise _fail("owner_missing", "required: an external-dns owner id unique to this fleet (e.g. "
                         "{example})", example=self.hub.name if self.hub else "karmada-hub-prod",
                         loc=("dns", "txtOwnerId"))
@@ -1513,6 +1932,22 @@ def _check_quota(quota: QuotaConfig, members: set[str], t_i: int) -> None:
                         loc=("tenants", t_i, "quota", "staticAssignments"))
 
 
+def _check_zones(member: MemberConfig, region: RegionConfig, m_i: int) -> None:
+    """A member's zones are Hetzner locations (or a location's data centre, as the Hetzner cloud controller labels
+    nodes: fsn1-dc14), and the location of its region's load balancer."""
+    for z_i, zone in enumerate(member.zones):
+        loc = re.sub(r"-dc[0-9]+$", "", zone)
+        where = ("members", m_i, "zones", z_i)
+        if loc not in NETWORK_ZONES:
+            raise _fail("zone", "'{z}' is not a Hetzner location{hint} (one of: {known})", z=zone[:40],
+                        hint=did_you_mean(zone, NETWORK_ZONES).replace(" (", "; ").rstrip(")"),
+                        known=", ".join(NETWORK_ZONES), loc=where)
+        if loc != region.location:
+            raise _fail("zone", "{z} is not where region {r} is (location {rl}): a region's members sit behind its "
+                        "load balancer there; write zones: [{rl}], or put the member in a region located at {zl}",
+                        z=zone, r=member.region, rl=region.location, zl=loc, loc=where)
+
+
 def _fmt_number(x: float) -> str:
     return str(int(x)) if x == int(x) else f"{x:g}"
 
@@ -1561,8 +1996,9 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     loc = tuple(ctx.get("loc", ())) or tuple(err["loc"])
     if ctx.get("loc"):
         loc = tuple(ctx["loc"])
-    elif ctx.get("loc_key"):
-        loc = (*err["loc"], ctx["loc_key"])  # a model validator naming the field it refuses
+    elif ctx.get("loc_key"):  # a model validator naming the field (or the path below it) it refuses
+        key = ctx["loc_key"]
+        loc = (*err["loc"], *((key,) if isinstance(key, str) else key))
     elif err["type"] in ("world_open",):
         loc = (*err["loc"],)
     message = err["msg"]
@@ -1574,6 +2010,10 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
         message = f"unknown key{hint}"
     elif err["type"] == "missing":
         message = "is required"
+    elif err["type"] not in _CUSTOM_TYPES and (words := _in_words(err)) is not None:
+        message = words
+        if isinstance(err.get("input"), bool) and err["type"] in ("literal_error", "string_type"):
+            message += "; YAML reads yes/no/on/off/true/false unquoted as booleans: quote the value"
     elif err["type"] not in _CUSTOM_TYPES and "input" in err and not isinstance(err["input"], dict | list):
         message = f"{message[0].lower()}{message[1:]} (got {_shown(err['input'])})"
         if isinstance(err["input"], bool) and err["type"] in ("literal_error", "string_type"):
@@ -1581,6 +2021,137 @@ def _one_line(exc: ValidationError, stack_file: str) -> str:
     message = message.replace("\n", " ")
     path = _path(loc)
     return f"{stack_file}: {PROJECT}:{path}: {message}"
+
+
+PATTERN_WORDS: dict[str, str] = {
+    DNS_LABEL: "a lowercase DNS label: a-z, 0-9 and '-', starting and ending with a letter or digit, like eu-fsn",
+    r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( .*)?$":
+        "an OpenSSH public key line: its type (ssh-ed25519, ssh-rsa or ecdsa-sha2-nistp256/384/521), a space, the "
+        "base64 key and an optional comment, as `ssh-keygen -y -f <keyfile>` prints it",
+    r"^[a-z0-9][a-z0-9._-]{0,62}$": "a Hetzner image name like ubuntu-24.04",
+    r"^[0-9a-f]{64}$": "a sha256: 64 lowercase hex digits",
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+((alpha|beta)[0-9]+)?$":
+        "an apiVersion as a manifest writes it, like apps/v1 or v1 (group/version, or the version alone)",
+    r"^[A-Z][A-Za-z0-9]{0,62}$": "a kind as a manifest writes it, like Deployment (starts with a capital letter)",
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,}$":
+        "a lowercase DNS name like api.hub.example.com, without a scheme or a trailing dot",
+    r"^https://[a-z0-9.-]+(:\d+)?$": "https://host[:port] with nothing after it, like "
+                                     "https://fsn1.your-objectstorage.com",
+    r"^[a-z0-9-]+$": "lowercase letters, digits and '-', like fsn1",
+    r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$": "an S3 bucket name: 3 to 63 lowercase letters, digits, '.' and '-', "
+                                          "starting and ending with a letter or digit",
+    r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$": "an object key prefix: letters, digits, '.', '_' and '-' in "
+                                            "'/'-separated parts, without a leading or trailing '/'",
+    r"^[a-zA-Z][a-zA-Z0-9]*$": "the name of a stack config key: a letter, then letters and digits, like "
+                              "etcdBackupAccessKey (not the secret itself)",
+    r"^[1-9][0-9]*(Mi|Gi|Ti)$": "a whole size in Kubernetes units Mi, Gi or Ti, like 8Gi (not GB)",
+    r"^[1-9][0-9]*(Mi|Gi)$": "a whole size in Kubernetes units Mi or Gi, like 2Gi (not GB)",
+    r"^([1-9][0-9]*m|[0-9]+(\.[0-9]+)?)$": "CPU as millicores like 100m, or cores like 0.5",
+    r"^https://[^/?#@]+(:\d+)?/?$": "https://host:port of an API server, like https://member.example.com:6443 "
+                                    "(https, no path, no credentials)",
+    r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9._/-]+)?$": "a lowercase registry host with an optional port and path, like "
+                                             "registry.example.com/mirror (no scheme)",
+    r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$": "a Kubernetes quantity like \"40\", 500m or 80Gi (binary "
+                                                   "Ki/Mi/Gi/Ti or decimal k/M/G/T; not GB)",
+    LABEL_KEY: "a Kubernetes label key like tier or example.com/tier",
+    r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$":
+        "a Kubernetes label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$":
+        "a lowercase DNS subdomain: DNS labels joined by '.', like fleet-critical",
+    r"^\{\..+\}$": "a JSONPath in braces, relative to the workload's .status, like {.observedGeneration}",
+    r"^[a-z0-9][-a-z0-9]*$": "lowercase letters, digits and '-', like karmada-hub-prod",
+    r"^https://[^\s?#]+[^/\s?#]$": "an https:// URL without a trailing '/', query or fragment",
+    r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$":
+        "a fully qualified stack org/project/stack, like organization/karmada-hub/prod-hub",
+    r"^[A-Za-z0-9_.-]+$": "a stack name: the <name> of stacks/Pulumi.<name>.yaml",
+    r"^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+-----END CERTIFICATE REQUEST-----\n?$":
+        "a PEM certificate request from -----BEGIN CERTIFICATE REQUEST----- to -----END CERTIFICATE REQUEST----- "
+        "(what `hubctl region-key <stack>` prints, under identityCsr: |)",
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$":
+        "a lowercase UUID like 0d92e743-09b2-41fb-9061-9068cc804212: the member's kube-system UID (`kubectl get ns "
+        "kube-system -o jsonpath='{.metadata.uid}'`, or the region stack's output pullClusterIds)",
+    r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$":
+        "a mailbox as a DNS name, its first '.' standing for '@', like hostmaster.example.com",
+}
+"""What to write, for every `pattern=` of the models: an error shows these words, never the regular expression."""
+
+_FIXES: tuple[Any, ...] = (
+    str.lower,
+    lambda v: v.rstrip("."),
+    lambda v: "https://" + v.removeprefix("http://"),
+    lambda v: v.rstrip("/"),
+    lambda v: re.sub(r"([0-9])([KMGT])B?$", r"\1\2i", v),
+    lambda v: re.sub(r"^[a-z]+://", "", v),
+    lambda v: re.sub(r"^(https://[^/]+)/.*$", r"\1", v),
+)
+"""Edits that turn a common near miss into a match: the error offers the edited value."""
+
+
+def _in_words(err: Any) -> str | None:
+    """Pydantic's message for a built-in check, in the words of a stack file and with what to write instead;
+    None to keep pydantic's own (bounds like `greater than or equal to 30` already say it)."""
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    got = f" (got {_shown(value)})" if not isinstance(value, dict | list) else f" (got a {_yaml_kind(value)})"
+    if kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        words = PATTERN_WORDS.get(pattern, "in the form docs/configuration.md gives for this key")
+        hint = ""
+        if isinstance(value, str):
+            for fix in _FIXES:
+                fixed = fix(value)
+                if fixed != value and re.fullmatch(pattern, fixed):
+                    hint = f"; did you mean '{fixed[:80]}'?"
+                    break
+        return f"must be {words}{got}{hint}"
+    if value is None and kind.endswith("_type"):
+        return "is empty (nothing after the colon): write a value, or remove the key for its default"
+    if kind == "string_type" and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"must be text, but YAML read the number {value}: quote it (\"{value}\")"
+    if kind == "string_type":
+        return f"must be text{got}"
+    if kind in ("model_type", "model_attributes_type"):
+        return f"must be a mapping of this key's settings (docs/configuration.md lists them){got}"
+    if kind == "dict_type":
+        example = "{tier: standard}" if err["loc"][-1:] == ("labels",) else "{name: value}"
+        if isinstance(value, list) and value and all(isinstance(v, str) and "=" in v for v in value):
+            example = "{" + ", ".join(": ".join(v.split("=", 1)) for v in value[:3]) + "}"
+        return f"must be a mapping of key: value, like {example}{got}"
+    if kind == "list_type":
+        example = f"[{value}]" if isinstance(value, str | int | float) and not isinstance(value, bool) else "[a, b]"
+        return f"must be a list, like {example[:80]}{got}"
+    if kind in ("too_short", "too_long") and ctx.get("field_type") in ("List", "Dictionary"):
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        what = "item" if ctx.get("field_type") == "List" else "entry"
+        return (f"must have at {'least' if kind == 'too_short' else 'most'} {bound} {what}{'s' if bound != 1 else ''} "
+                f"(got {ctx.get('actual_length')})")
+    comment = "; a # starts a comment only after a space" if isinstance(value, str) and "#" in value else ""
+    unit = re.fullmatch(r"\s*([0-9]+)\s*(s|m|h)\s*", value) if isinstance(value, str) else None
+    if unit is not None:  # a Kubernetes-style duration where the key counts seconds
+        seconds = int(unit.group(1)) * {"s": 1, "m": 60, "h": 3600}[unit.group(2)]
+        comment = f"; the value is in seconds, without a unit: write {seconds}"
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"must be a whole number like 3{got}{comment}"
+    if kind in ("float_parsing", "float_type"):
+        return f"must be a number like 0.5{got}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"must be true or false{got}"
+    if kind == "literal_error":
+        allowed = [a.strip("'") for a in re.findall(r"'[^']*'", str(ctx.get("expected", "")))]
+        near = next((a for a in allowed if isinstance(value, str) and a.lower() == value.lower()), None)
+        hint = f"; did you mean {near}?" if near else did_you_mean(value, allowed).replace(" (", "; ").rstrip(")")
+        return f"must be one of {', '.join(allowed)}{got}{hint}"
+    bounds = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
+              "less_than": ("<", "lt")}
+    if kind in bounds:
+        sign, key = bounds[kind]
+        return f"must be {sign} {ctx.get(key)}{got}"
+    if kind == "union_tag_invalid":
+        tags = ", ".join(t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(","))
+        return (f"{str(ctx.get('discriminator', 'source')).strip(chr(39))} must be one of {tags} (got "
+                f"{_shown(ctx.get('tag'))})")
+    if kind == "union_tag_not_found":
+        return f"needs {ctx.get('discriminator', 'source').strip(chr(39))}: one of capi, secret"
+    return None
 
 
 def _shown(value: Any) -> str:
@@ -1635,8 +2206,9 @@ _CUSTOM_TYPES = frozenset(
      "validity", "k8s_version", "interval", "timeout", "version", "ttl", "grace", "threshold", "missing_hub",
      "dup", "region", "skew", "secret", "spread", "member", "quota", "quota_sum", "overflow", "workload_affinity",
      "placement", "state", "app_failover", "stateful", "gates", "priority", "descheduler", "whatif",
-     "hold_down", "pull_labels", "cidr", "world_cover", "private_key", "spread_group", "server_type", "label",
-     "reserved_ns", "etcd_quota", "monitoring", "region_stacks"}
+     "hold_down", "mode", "cidr", "world_cover", "private_key", "spread_group", "server_type",
+     "label", "reserved_ns", "etcd_quota", "monitoring", "region_stacks", "quota_zero", "k3s_cidr", "spread_quorum",
+     "role_keys", "region_network", "zone", "estimator", "ssh_key", "push_endpoint", "ingress", "secondary", "owner"}
 )
 
 
@@ -1671,7 +2243,7 @@ def read_stack_file(path: Any, stack_file: str) -> FleetConfig:
         if namespace != PROJECT:
             continue
         if isinstance(value, dict) and set(value) == {"secure"}:
-            raw[name] = f"placeholder-for-{name}"
+            raw[name] = f"{OFFLINE_PLACEHOLDER}{name}"
             secrets.add(name)
         else:
             raw[name] = value

@@ -19,15 +19,18 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import ConfigError, FleetConfig
+from components.config import IDENTITY_KEY, ConfigError, FleetConfig
 from components.fleet.member import MemberCluster, capi_provider
 from components.fleet.policies import FleetPolicies
 from components.fleet.policy_docs import cluster_taint_policy, priority_classes
 from components.fleet.registry import MemberRegistry
 from components.hetzner.dns_provider import dns_provider
 from components.hetzner.hub_cluster import HubCluster
+from components.karmada.addons import KarmadaAddons
+from components.karmada.addons_docs import search_members
 from components.karmada.bootstrap import KarmadaBootstrap
 from components.karmada.control_plane import KarmadaControlPlane, ca_bundle
+from components.kube.objects import apply
 from components.operations import preflight
 from components.operations.etcd_backup import EtcdBackup
 from components.operations.etcd_maintenance import EtcdMaintenance
@@ -38,7 +41,9 @@ from components.operations.region_intents import fleet_members, fleet_tenants, r
 from components.traffic.dns import FleetDns
 from components.traffic.docs import ingress_namespace
 from components.traffic.regional import RegionalTraffic
+from components.trust import hub_admission
 from components.trust.network_policy import HostNetworkPolicies
+from components.trust.operators import OperatorAccess
 from components.trust.region_access import RegionAccess
 from components.trust.region_identity import RegionIdentity
 
@@ -58,12 +63,13 @@ class LocalHub:
     karmada_kubeconfig: pulumi.Output[str]
     """The program's own admin kubeconfig (what PullJoin writes bootstrap tokens with in an all-in-one stack)."""
     after: Sequence[pulumi.Resource]
-    dns_provider: pulumi.ProviderResource | None = None
     fleet_objects: Sequence[pulumi.Resource] = ()
     """What the hub created inside karmada-apiserver for tenants (the priority table): policies wait for it."""
     dns_namespace: Sequence[pulumi.Resource] = ()
     """The host's `external-dns` namespace (FleetDns), where each region publishes its LB for the failover
     controller."""
+    join_after: Mapping[str, Sequence[pulumi.Resource]] = field(default_factory=dict)
+    """Pull member -> the hub-side RBAC its join needs first (MemberRegistry.join_ready)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,16 @@ def hub(config: FleetConfig) -> HubOutputs:
     control_plane.start_controllers(bootstrap.ready)
     host, karmada, after = cluster.provider, control_plane.provider, bootstrap.ready
     karmada_url, karmada_ca = control_plane.external_url, control_plane.pki.ca
-    certificates = [*cluster.certificates, *control_plane.pki.certificates]
+    operators = OperatorAccess("operators", karmada_ca, cluster.client_ca, karmada, host, list(after),
+                               [cluster.readiness])
+    certificates = [*cluster.certificates, *control_plane.pki.certificates, *operators.certificates]
+    if config.karmada.addons.any_enabled:  # off by default: then nothing of theirs exists
+        searched = (search_members(config, members, f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+                    if config.karmada.addons.search.enabled else [])
+        addons = KarmadaAddons("addons", config, searched, host, karmada, control_plane.pki,
+                               ca_bundle(control_plane.pki.ca.cert_pem),
+                               [control_plane.namespace, control_plane.readiness], after)
+        certificates += addons.certificates
     if config.karmada.etcd.backup is not None:
         certificates += EtcdBackup("etcd-backup", config, host, control_plane.pki.etcd_ca,
                                    [control_plane.etcd]).certificates
@@ -150,11 +165,15 @@ def hub(config: FleetConfig) -> HubOutputs:
     namespaces: list[pulumi.Resource] = [control_plane.namespace]
     dns_namespace: list[pulumi.Resource] = []
     if config.dns is not None:
-        fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after)
+        fleet_dns = FleetDns("dns", config, host, karmada, karmada_ca, after, dns_provider=dns,
+                             server_ipv4s=cluster.server_ipv4s)
+        for obj in hub_admission.refresher_policy():  # what the refresher's patch right may change
+            apply("karmada", obj, pulumi.ResourceOptions(provider=karmada, depends_on=list(after)))
         dns_namespace, certificates = fleet_dns.namespace, [*certificates, *fleet_dns.certificates]
         namespaces += dns_namespace
     estimators = [m.name for m in members if m.scheduler_estimator]
-    HostNetworkPolicies("network-policies", config, host, estimators, namespaces)
+    HostNetworkPolicies("network-policies", config, host, estimators, namespaces,
+                        approver=any(m.sync_mode == "Pull" for m in members))
     registry = MemberRegistry("registry", config, members, tenants, karmada, host, karmada_ca, after)
     identities = RegionAccess("regions", config, intents, karmada, host, karmada_ca, cluster.client_ca,
                               [*after, *registry.ready, *dns_namespace])
@@ -168,8 +187,8 @@ def hub(config: FleetConfig) -> HubOutputs:
         region_identities=pulumi.Output.from_input(identities.issued),
         fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config, intents)),
         local=LocalHub(host=host, karmada=karmada, karmada_kubeconfig=control_plane.provider_kubeconfig,
-                       after=[*after, *registry.ready], dns_provider=dns, dns_namespace=dns_namespace,
-                       fleet_objects=bootstrap.extra),
+                       after=[*after, *registry.ready], dns_namespace=dns_namespace,
+                       fleet_objects=bootstrap.extra, join_after=registry.join_ready),
     )
 
 
@@ -178,43 +197,44 @@ def region(config: FleetConfig, hub: HubOutputs) -> None:
     host: pulumi.ProviderResource | None = None
     fleet_objects: list[pulumi.Resource] = []
     dns_namespace: list[pulumi.Resource] = []
+    join_after: Mapping[str, Sequence[pulumi.Resource]] = {}
     if hub.local is not None:
         host, karmada, after = hub.local.host, hub.local.karmada, list(hub.local.after)
         writer: pulumi.Input[str] = hub.local.karmada_kubeconfig
-        dns = hub.local.dns_provider
         fleet_objects = list(hub.local.fleet_objects)
         dns_namespace = list(hub.local.dns_namespace)
+        join_after = hub.local.join_after
     else:
         assert config.region is not None and config.hub_stack is not None
         stack_file = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
         hub.fleet_contract.apply(lambda contract: _agree_with_hub(config, contract))
+        assert config.identity_csr is not None, "FleetConfig requires identityCsr for region stacks"
         identity = RegionIdentity(
-            "identity", config.region, stack_file, config.hub_stack.stack, config.identity_csr is not None,
-            hub.region_identities, hub.karmada_api_endpoint, hub.karmada_ca_cert_pem, hub.hub_api_endpoint,
-            hub.hub_server_ca_cert_pem)
-        pulumi.export("identityCsrPem", identity.csr_pem)
-        if identity.karmada_kubeconfig is None or identity.host_kubeconfig is None:
-            pulumi.log.warn(f"{stack_file}: karmada-hub:identityCsr is not set: this run made the stack's key and "
-                            "CSR only. Commit `pulumi stack output identityCsrPem` as karmada-hub:identityCsr, up "
-                            f"{config.hub_stack.stack}, then up this stack again.")
-            return
+            "identity", config.region, stack_file, config.hub_stack.stack, config.identity_csr,
+            pulumi.Output.secret(config.secrets[IDENTITY_KEY]), hub.region_identities, hub.karmada_api_endpoint,
+            hub.karmada_ca_cert_pem, hub.hub_api_endpoint, hub.hub_server_ca_cert_pem)
         writer = identity.karmada_kubeconfig
-        dns = dns_provider(config, stack_file)
         karmada = k8s.Provider("k8s-karmada", kubeconfig=identity.karmada_kubeconfig, enable_server_side_apply=True)
         after = []
         # Estimators run on the hub's host cluster; so does the failover controller this region's LB is published to.
         if any(m.scheduler_estimator for m in config.members) or config.dns is not None:
             host = k8s.Provider("k8s-host", kubeconfig=identity.host_kubeconfig, enable_server_side_apply=True)
     capi = capi_provider(config)
+    cluster_ids: dict[str, pulumi.Output[str]] = {}
     for member in config.members:
         if config.role == "region" and member.region != config.region:
             continue
-        MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
-                      hub.karmada_ca_cert_pem, writer, after, capi, host_provider=host)
+        joined = MemberCluster(f"member-{member.name}", config, member, karmada, hub.karmada_api_endpoint,
+                               hub.karmada_ca_cert_pem, writer, [*after, *join_after.get(member.name, ())], capi,
+                               host_provider=host)
+        if joined.pull_cluster_id is not None:
+            cluster_ids[member.name] = joined.pull_cluster_id
+    if cluster_ids:
+        pulumi.export("pullClusterIds", cluster_ids)
     FleetPolicies("policies", config, karmada, after, fleet_objects)
     regions = list(config.regions) if config.role == "all-in-one" else [config.region]
     traffic = RegionalTraffic("traffic", config, regions, karmada, after, host_provider=host,
-                              host_after=dns_namespace, dns_provider=dns)
+                              host_after=dns_namespace)
     pulumi.export("regionalLoadBalancers", traffic.lb_ipv4)
 
 

@@ -33,6 +33,9 @@ class KarmadaRelease:
     """Inclusive range of host-cluster Kubernetes minors the control plane may run on."""
     agent_skew_minors: int = 1
     """karmada-agent may lag the control plane by at most this many minors (never lead it)."""
+    dashboard: str = ""
+    """The karmada-io/dashboard release built against this Karmada minor (its go.mod requires it): the opt-in
+    dashboard addon runs this tag. karmada-search is part of the Karmada release itself (`cmd/karmada-search`)."""
 
 
 RELEASES: dict[str, KarmadaRelease] = {
@@ -44,6 +47,9 @@ RELEASES: dict[str, KarmadaRelease] = {
         etcd="3.6.6-0",
         member_kubernetes=("v1.28", "v1.35"),
         hub_kubernetes=("v1.28", "v1.35"),
+        # karmada-io/dashboard v0.4.0 (2026-06-29) is the release whose go.mod requires karmada v1.18.0; v0.3.0
+        # requires v1.17.0 (its release plan, karmada-io/dashboard#298: "works with karmada v1.16").
+        dashboard="v0.4.0",
     ),
 }
 
@@ -52,6 +58,14 @@ EXTERNAL_DNS_IMAGE = f"registry.k8s.io/external-dns/external-dns:{EXTERNAL_DNS_V
 """v0.22 reads the `external-dns.kubernetes.io/` annotation prefix and requires `--policy`."""
 EXTERNAL_DNS_ANNOTATION_PREFIX = "external-dns.kubernetes.io/"
 HETZNER_WEBHOOK_IMAGE = "docker.io/hetzner/external-dns-hetzner-webhook:v0.3.4"
+KNOT_VERSION = "v3.2.6"
+KNOT_IMAGE = f"docker.io/cznic/knot:{KNOT_VERSION}"
+"""The fleet's own authoritative nameservers (dns.mode self-hosted), CZ.NIC's image (repository Dockerfile: knotd in
+/sbin, user knot uid 53, /config /rundir /storage). The same upstream release as Debian bookworm's `knot` 3.2.6,
+which CI runs the rendered configuration with (tests/integration/test_dns_lab.py): bump both together. Pinned
+by tag, not digest: no digest of it is published where this checkout can read it (Docker Hub is not reachable
+offline); `docker buildx imagetools inspect` gives it, and the runbook pins it at deploy
+(docs/runbooks/self-hosted-dns.md)."""
 AGENT_PYTHON_IMAGE = "docker.io/library/python:3.12.8-slim-bookworm"
 """Runs the stdlib-only programs in agents/ (mounted from ConfigMaps); any CPython >= 3.11 works."""
 
@@ -60,7 +74,9 @@ SYSTEM_UPGRADE_CONTROLLER_IMAGE = f"docker.io/rancher/system-upgrade-controller:
 """Rolls k3s upgrades one hub server at a time (its release assets use this tag; the repo's own manifest at
 v0.20.1 still says v0.14.0, rancher/system-upgrade-controller `scripts/package-controller`)."""
 SYSTEM_UPGRADE_KUBECTL_IMAGE = "docker.io/rancher/kubectl:v1.30.3"
-"""The cordon step of an upgrade Job (system-upgrade-controller v0.20.1 `pkg/upgrade/job/job.go` default)."""
+"""The cordon step of an upgrade Job (system-upgrade-controller v0.20.1 `pkg/upgrade/job/job.go` default). Against
+the hub's v1.34 API this is outside kubectl's one-minor skew; the step only runs `kubectl cordon <node>` (nodes
+get/patch, stable since v1), so the upstream default stays until a newer tag of the image is verified."""
 K3S_UPGRADE_IMAGE = "docker.io/rancher/k3s-upgrade"
 """Tag = the Plan's version with `+` -> `-` (system-upgrade-controller `pkg/upgrade/plan/plan.go` MungeVersion)."""
 
@@ -68,6 +84,10 @@ KWOK_VERSION = "v0.8.0"
 """kwok/kwokctl for the member clusters of the local real fleet (tests only: simulated nodes and pod lifecycle)."""
 
 KARMADA_IMAGE_REGISTRY = "docker.io/karmada"
+
+DASHBOARD_COMPONENTS = ("karmada-dashboard-api", "karmada-dashboard-web")
+"""The dashboard addon's two images, `docker.io/karmada/<component>:<release.dashboard>` (karmada-io/dashboard
+v0.4.0 `.github/workflows` push both per tag; `artifacts/dashboard/*.yaml` name them)."""
 
 
 def karmada_image(component: str, version: str) -> str:
@@ -131,6 +151,14 @@ def check_agent(karmada: str, agent: str) -> None:
         raise ValueError(
             f"karmada-agent {agent} must be within {rel.agent_skew_minors} minor of Karmada {karmada} and not newer"
         )
+
+
+def check_dashboard(karmada: str, dashboard: str) -> None:
+    """The dashboard addon must run the release built against the pinned Karmada (the matrix's `dashboard`)."""
+    rel = release(karmada)
+    if dashboard != rel.dashboard:
+        raise ValueError(f"karmada-dashboard {dashboard} is not the release built for Karmada {karmada} "
+                         f"({rel.dashboard or 'none known'})")
 
 
 def kubernetes_minor(version: str) -> str:

@@ -8,6 +8,7 @@ into one line. Output goes through `hubctl.output.Output`: rich on a terminal, p
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,16 @@ def hub_stack_outputs(repo: Path, config: FleetConfig,
         return {}
     plan_stack = config.hub_stack.plan_stack
     if plan_stack is None:
-        raise ConfigError(f"karmada-hub:hubStack.planStack: needed offline to stand in for {config.hub_stack.stack}")
+        raise ConfigError(f"{stack_file}: karmada-hub:hubStack.planStack: needed offline to stand in for "
+                          f"{config.hub_stack.stack} (the name of the hub's stack file, like prod-hub)")
+    from hubctl.stackfile import stack_file as stack_path
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", plan_stack) or not stack_path(repo, plan_stack).is_file():
+        from components.config import did_you_mean
+
+        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (repo / "stacks").glob("Pulumi.*.yaml"))
+        raise ConfigError(f"{stack_file}: karmada-hub:hubStack.planStack: no stack file {plan_stack[:100]} in "
+                          f"stacks/{did_you_mean(plan_stack, known)}; name the hub's stack file")
     hub_cfg, _ = load_config(repo, plan_stack)
     hub_plan = run_program(repo, hub_cfg)
     preflight.check_hub_contract(config, hub_plan.raw_outputs.get("fleetContract") or {}, stack_file,
@@ -76,11 +86,18 @@ def run_plan(repo: Path, stack: str, out_root: Path, policy: bool = False, quiet
     out = out or Output()
     with out.progress(f"plan {stack}") as bar:
         bar.set("reading the stack file")
+        from hubctl.mocks import plan_epoch
+
+        plan_epoch()  # a bad HUBCTL_PLAN_EPOCH is one line now, not a failure inside the program
         stack_cfg, config = load_config(repo, stack)
         out_dir = out_root / stack
         claim_out_dir(out_dir)
         bar.set("running the program under the mock engine")
         plan = run_program(repo, stack_cfg, hub_stack_outputs(repo, config, f"stacks/Pulumi.{stack}.yaml"))
+        from hubctl.errors import INTERRUPTED
+
+        if INTERRUPTED.is_set():  # Ctrl-C reached a registration that swallowed it: this plan may lack resources
+            raise KeyboardInterrupt
         bar.set(f"writing {len(plan.records)} resources")
         files = write_plan(plan, out_dir)
         sections = report.build(plan, config)
@@ -133,13 +150,10 @@ def run_budget(repo: Path, stack: str, as_json: bool = False, markdown: bool = F
         out.json({"stack": stack, **report.budget_section(budget, "").data})
     elif markdown:
         out.text(budget_markdown(budget))
-    elif out.rich:
-        section = report.budget_section(budget, "")
-        assert section.table is not None
-        out.table(Table(section.table.headers, section.table.rows, title=f"failover budget: {stack}",
-                        footer=section.table.footer))
-        for note in budget.footnotes:
-            out.text(f"* {note}")
+    elif out.rich:  # the same clocks, subtotals and notes as the plain text, as tables
+        out.text(f"failover budget: {stack}")
+        out.text("")
+        report.render_tables(out, report.budget_section(budget, ""), title=False)
     else:
         out.text(format_budget(budget))
     return EXIT_OK
@@ -162,6 +176,26 @@ def run_skew(repo: Path, stack: str, as_json: bool = False, out: Output | None =
     else:
         out.text(format_skew(rows))
     return EXIT_FINDINGS if problems else EXIT_OK
+
+
+def plan_path(repo: Path, arg: str) -> Path:
+    """A plan as the user may name it: a directory, its plan.json, or a stack name for `build/plan/<stack>` (what
+    `hubctl plan <stack>` writes); a stack without a plan yet says how to make one."""
+    path = Path(arg)
+    if path.exists() or not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", arg) or arg.endswith(".json"):
+        return path
+    from hubctl.stackfile import stack_file
+
+    built = repo / "build" / "plan" / arg
+    if built.is_dir():
+        return built
+    if stack_file(repo, arg).is_file():
+        raise UserError(f"{arg}: no plan of stack {arg} in build/plan/{arg} yet; run `hubctl plan {arg}` first")
+    from components.config import did_you_mean
+
+    known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (repo / "stacks").glob("Pulumi.*.yaml"))
+    raise UserError(f"{arg}: no such plan directory, plan.json or stack (stacks: {', '.join(known)})"
+                    f"{did_you_mean(arg, known)}")
 
 
 def read_plan_json(path: Path, what: str = "plan") -> dict[str, Any]:

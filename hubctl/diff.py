@@ -150,6 +150,8 @@ class PlanDiff:
     certificates: list[str]
     """Lines about certificates reissued, added or removed (from the reports)."""
     notes: list[str] = field(default_factory=list)
+    whatif: list[str] = field(default_factory=list)
+    """Lines about what-if rows that change: a tenant's initial placement, or what one loss now does to it."""
 
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(ACTIONS, 0)
@@ -161,7 +163,7 @@ class PlanDiff:
         return {"stack": self.stack, "resources": {"before": self.old_resources, "after": self.new_resources},
                 "counts": self.counts(), "changes": [r.as_dict() for r in self.resources],
                 "outputs": [c.as_dict() for c in self.outputs], "deltas": [d.as_dict() for d in self.deltas],
-                "certificates": self.certificates, "notes": self.notes}
+                "certificates": self.certificates, "notes": self.notes, "whatif": self.whatif}
 
 
 # ------------------------------------------------------------------------------------------ values
@@ -203,6 +205,20 @@ def _list_key(a: list[Any], b: list[Any]) -> str | None:
     return None
 
 
+def _follow_clusters(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
+    """Rules targeted by cluster names are the same rule when they share clusters (a member joined or left a
+    region's rule): re-key each new entry that overlaps exactly one old entry, and that old one only it, under the
+    old key, so the change shows as the one name added or removed, not a rule replaced."""
+    sets = {k: set(k.split(",")) - {""} for k in (*olds, *news)}
+    out: dict[str, Any] = {}
+    for k, item in news.items():
+        matches = [o for o in olds if sets[o] & sets[k]]
+        back = [n for n in news if matches and sets[n] & sets[matches[0]]]
+        same = len(matches) == 1 and back == [k] and (matches[0] == k or matches[0] not in news)
+        out[matches[0] if same else k] = item
+    return out
+
+
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -227,11 +243,24 @@ def _diff(a: Any, b: Any, path: str, out: list[tuple[str, Any, Any]]) -> None:
     out.append((path, a, b))
 
 
+def reordered(before: Any, after: Any) -> bool:
+    """The same entries in another order (a change of order only, shown as one)."""
+    if not isinstance(before, list) or not isinstance(after, list) or before == after:
+        return False
+    return sorted(_canon(x) for x in before) == sorted(_canon(x) for x in after)
+
+
 def _diff_list(a: list[Any], b: list[Any], path: str, out: list[tuple[str, Any, Any]]) -> None:
     key = _list_key(a, b)
     if key is not None:
         olds = {str(_key_value(x, key)): x for x in a}
         news = {str(_key_value(x, key)): x for x in b}
+        if key == "targetCluster":
+            news = _follow_clusters(olds, news)
+        kept_before = [k for k in olds if k in news]
+        kept_after = [k for k in news if k in olds]
+        if kept_before != kept_after:  # entries matched by key, but in another order: order is meaning here
+            out.append((path, kept_before, kept_after))  # (affinity groups are tried in order, for one)
         for k, item in olds.items():
             _diff(item, news.get(k, MISSING), f"{path}[{key}={k}]", out)
         for k, item in news.items():
@@ -239,6 +268,9 @@ def _diff_list(a: list[Any], b: list[Any], path: str, out: list[tuple[str, Any, 
                 out.append((f"{path}[{key}={k}]", MISSING, item))
         return
     ca, cb = [_canon(x) for x in a], [_canon(x) for x in b]
+    if ca != cb and sorted(ca) == sorted(cb):
+        out.append((path, a, b))  # one reorder, not an entry removed here and added there
+        return
     matcher = difflib.SequenceMatcher(None, ca, cb, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -530,9 +562,50 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any], old_dir: Path | N
     ordered = _collapse(ordered, old, "delete")
     outputs = [Change(p, a, b) for p, a, b in diff_values(old.get("outputs") or {}, new.get("outputs") or {})]
     deltas, cert_lines, report_notes = _report_deltas(old_dir, new_dir)
+    if old.get("stack") != new.get("stack"):
+        report_notes.insert(0, f"⚠ these are plans of two different stacks ({old.get('stack')} → {new.get('stack')}): "
+                            "every resource's name differs, so this is not what a change to one stack does; diff "
+                            "two plans of the same stack")
+    old_report, new_report = _read_report(old_dir), _read_report(new_dir)
+    epochs = [(r or {}).get("planEpoch") for r in (old_report, new_report)]
+    if epochs[0] and epochs[1] and epochs[0] != epochs[1]:
+        report_notes.insert(0, f"⚠ the plans were made for different days (base {epochs[0]}, head {epochs[1]}): "
+                            "offline certificates start on their plan's day, so every certificate, and whatever "
+                            "embeds one, shows as changed. Re-render the head as of the base's day: `hubctl plan "
+                            f"{new.get('stack')} --epoch {epochs[0]} --out <dir>`")
     return PlanDiff(stack=str(new.get("stack", "?")), old_resources=len(olds), new_resources=len(news),
                     resources=ordered, outputs=outputs, deltas=deltas, certificates=cert_lines,
-                    notes=report_notes + sorted(notes))
+                    notes=report_notes + sorted(notes), whatif=whatif_lines(old_report, new_report))
+
+
+def whatif_lines(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> list[str]:
+    """What a reviewer wants first on a placement change: where each workload starts, and what each loss now does
+    to it, where that differs between the two reports' what-if tables."""
+    def rows(report: Mapping[str, Any] | None) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+        data = (((report or {}).get("sections") or {}).get("whatif") or {}).get("data") or {}
+        found = {}
+        for tenant in data.get("tenants") or []:
+            for row in [*(tenant.get("initial") or []), *(tenant.get("losses") or [])]:
+                if isinstance(row, dict):
+                    found[(str(row.get("tenant")), str(row.get("workload")), str(row.get("scenario")))] = row
+        return found
+
+    def shown(row: Mapping[str, Any] | None) -> str:
+        if row is None:
+            return "(absent)"
+        where = ", ".join(row.get("clusters") or []) or "-"
+        return f"{row.get('outcome')} {where}"
+
+    before, after = rows(old), rows(new)
+    lines = []
+    for key in [*before, *(k for k in after if k not in before)]:
+        a, b = before.get(key), after.get(key)
+        if a is not None and b is not None and (a.get("outcome"), a.get("clusters")) == (b.get("outcome"),
+                                                                                           b.get("clusters")):
+            continue
+        tenant, workload, scenario = key
+        lines.append(f"{tenant}/{workload}, {scenario}: {shown(a)} → {shown(b)}")
+    return lines
 
 
 def _add_cloud_init(found: dict[str, ResourceChange], news: Mapping[str, Any], olds: Mapping[str, Any],

@@ -14,7 +14,17 @@ from collections import defaultdict
 from typing import Any
 
 from hubctl import certs
-from hubctl.diff import ACTION_LABEL, ACTIONS, MISSING, Change, FileDiff, PlanDiff, ResourceChange, secret_placeholder
+from hubctl.diff import (
+    ACTION_LABEL,
+    ACTIONS,
+    MISSING,
+    Change,
+    FileDiff,
+    PlanDiff,
+    ResourceChange,
+    reordered,
+    secret_placeholder,
+)
 
 DEFAULT_MAX_CHARS = 60_000
 """Under GitHub's 65,536-character comment limit, with room for the workflow's own headings."""
@@ -187,6 +197,8 @@ def _table(changes: list[Change], with_bodies: bool) -> list[str]:
         if c.why and c.effect != "update":
             effect += f" ({c.why})"
         secret = _secret_note(c)
+        if reordered(c.before, c.after):
+            effect += " (reordered)"
         before, after = (_cell(c.before), _cell(c.after)) if not secret else (
             "_(absent)_" if c.before is MISSING else "_secret_", "_(absent)_" if c.after is MISSING else "_secret_")
         if secret:
@@ -272,9 +284,14 @@ def _summary_line(diff: PlanDiff) -> str:
 
 
 def _deltas(diff: PlanDiff) -> list[str]:
-    if not diff.deltas and not diff.certificates:
+    if not diff.deltas and not diff.certificates and not diff.whatif:
         return []
     out = ["#### At a glance", ""]
+    if diff.whatif:
+        lines = [f"- {_code(line)}" for line in diff.whatif]
+        title = f"what-if: {len(lines)} placement{'s' if len(lines) != 1 else ''} or loss outcome" \
+                f"{'s' if len(lines) != 1 else ''} change"
+        out += _details(title, lines) if len(lines) > 8 else [f"**{title}**", "", *lines, ""]
     if diff.deltas:
         out += ["| | before | after | |", "| --- | ---: | ---: | --- |"]
         for d in diff.deltas:

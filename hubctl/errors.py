@@ -14,8 +14,11 @@ error: invalid flags, config or invocation"), and deliberately not Terraform's `
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import sys
+import threading
 import traceback
 from typing import TextIO
 
@@ -26,10 +29,20 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
 DEBUG_ENV = "HUBCTL_DEBUG"
+INTERRUPTED = threading.Event()
+"""Set when Ctrl-C reached the running command (hubctl.__main__): what it leaves behind is no further error."""
 
 
 class UserError(Exception):
     """A user-fixable problem; `str()` is the one line to print (naming the file or flag and the fix)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the fix (argparse itself prints usage + message)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(EXIT_USER)
 
 
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)", re.S)
@@ -47,14 +60,17 @@ def scrub(text: str, limit: int = 300, tokens: bool = True) -> str:
 
 def classify(exc: BaseException) -> tuple[int, str]:
     """(exit code, the one line to print) for any exception that reached the top of a command."""
-    from components.config import ConfigError
-    from components.karmada.crds import CrdIntegrityError
-    from hubctl.plan import SecretLeak
-    from hubctl.rollout import RolloutError
+    def loaded(module: str, name: str) -> tuple[type, ...]:
+        """The class if its module was imported (an exception of a module never imported cannot be here): the
+        error path stays as quick as the command that failed, instead of importing pulumi to name the error."""
+        found = getattr(sys.modules.get(module), name, None)
+        return (found,) if isinstance(found, type) else ()
 
-    if isinstance(exc, ConfigError | UserError | RolloutError | CrdIntegrityError):
+    user = (UserError, *loaded("components.config", "ConfigError"), *loaded("hubctl.rollout", "RolloutError"),
+            *loaded("components.karmada.crds", "CrdIntegrityError"))
+    if isinstance(exc, user):
         return EXIT_USER, f"error: {scrub(str(exc), 2000, tokens=False)}"
-    if isinstance(exc, SecretLeak):
+    if isinstance(exc, loaded("hubctl.plan", "SecretLeak")):
         return EXIT_FINDINGS, f"error: {scrub(str(exc), tokens=False)}"
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"

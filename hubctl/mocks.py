@@ -30,6 +30,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pulumi.runtime import rpc
 
+from components.kube import cert_schedule
+from components.kube.region_csr import planner_key
+from components.trust import region_identity
+
 SECRET_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
 
 
@@ -48,22 +52,37 @@ def seed_bytes(*parts: str) -> bytes:
     return hashlib.sha256("\x00".join(parts).encode()).digest()
 
 
+EPOCH_ENV = cert_schedule.EPOCH_ENV
+"""The day offline certificates start (`hubctl plan --epoch` sets it): two plans of different days differ in
+every certificate, so a diff's base and head are rendered as of one day."""
+
+
+def parse_epoch(text: str, where: str = EPOCH_ENV) -> dt.datetime:
+    """An ISO date (YYYY-MM-DD) as midnight UTC; anything else is a user error naming where it was given."""
+    try:
+        day = dt.date.fromisoformat(text.strip())
+    except ValueError:
+        from hubctl.errors import UserError
+
+        raise UserError(f"{where}: '{text[:40]}' is not a date like 2026-11-30 (YYYY-MM-DD)") from None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
 def plan_epoch() -> dt.datetime:
-    """Certificates start at 00:00 UTC today (or HUBCTL_PLAN_EPOCH, an ISO date) so runs are byte-identical."""
-    override = os.environ.get("HUBCTL_PLAN_EPOCH")
+    """Certificates start at 00:00 UTC today (or HUBCTL_PLAN_EPOCH, an ISO date) so runs are byte-identical; the
+    program's own clock while offline is the same day (cert_schedule.offline_epoch)."""
+    override = os.environ.get(EPOCH_ENV)
     if override:
-        return dt.datetime.fromisoformat(override).replace(tzinfo=dt.UTC)
-    today = dt.datetime.now(dt.UTC).date()
-    return dt.datetime(today.year, today.month, today.day, tzinfo=dt.UTC)
+        parse_epoch(override)
+    return cert_schedule.offline_epoch()
 
 
 # ------------------------------------------------------------------------------------------- tls
 
 
-def ec_key(seed: str) -> ec.EllipticCurvePrivateKey:
-    order = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551  # P-256 group order
-    scalar = int.from_bytes(seed_bytes("ec", seed), "big") % (order - 1) + 1
-    return ec.derive_private_key(scalar, ec.SECP256R1())
+ec_key = planner_key
+"""The stand-in key of the `tls.PrivateKey` `<type>::<name>`: derived from the name, so public. The hub refuses
+any identity CSR made with such a key (components/kube/region_csr.py, which owns the derivation)."""
 
 
 def _private_key_outputs(seed: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -319,6 +338,9 @@ class PlanMocks(pulumi.runtime.Mocks):
             extra = {"data": _sa_token_data(seed)}  # what the provider returns once the token controller filled it
         elif typ == "pulumi-python:dynamic:Resource":
             extra = {k: v for k, v in inputs.items() if k != "__provider"}
+            if plain.get("kind") == region_identity.KIND:  # the hub's signature of a region's CSR, as `create`
+                outs = {k: v for k, v in extra.items() if k != "caKeyPem"}
+                return rid, {**outs, **region_identity.certificate_outputs(plain)}
         return rid, {**inputs, **extra}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -332,8 +354,20 @@ class PlanMocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"the program made an invoke the offline plan does not model: {args.token}")
 
 
+def offline_uid(seed: str) -> str:
+    """A stable UID for an object the offline plan reads from a cluster it cannot reach."""
+    raw = bytearray(seed_bytes("uid", seed)[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x40  # RFC 4122 version 4 layout, as the API server's UIDs
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 def _read_outputs(typ: str, resource_id: str, seed: str) -> dict[str, Any]:
-    """State for `.get()` reads: the CAPI kubeconfig Secret (and any service-account token Secret)."""
+    """State for `.get()` reads: the CAPI kubeconfig Secret (and any service-account token Secret), a member's
+    kube-system Namespace (its UID is a Pull member's cluster id)."""
+    if typ == "kubernetes:core/v1:Namespace":
+        return {"metadata": {"name": resource_id.split("/")[-1], "uid": offline_uid(seed)}}
     if typ == "kubernetes:core/v1:Secret":
         name = resource_id.split("/")[-1]
         if name.endswith("-kubeconfig"):

@@ -35,6 +35,10 @@ class Table:
     title: str = ""
     footer: Sequence[str] = field(default_factory=list)
     """Lines printed under the table (totals, verdicts)."""
+    styles: Sequence[str | None] = field(default_factory=list)
+    """A terminal style per row (`red` for a DOWN row), by row index; plain text has none."""
+    ends_section: Sequence[int] = field(default_factory=list)
+    """Row indexes after which the terminal draws a rule (a subtotal's line in plain text)."""
 
     def plain(self) -> str:
         """Fixed-width columns, two spaces apart, a dashed rule under the header (the format hubctl always had)."""
@@ -68,12 +72,18 @@ class Output:
         from rich import box
         from rich.console import Console
         from rich.table import Table as RichTable
+        from rich.text import Text
 
         console = Console(file=self.stdout, highlight=False, soft_wrap=False)
-        rt = RichTable(*table.headers, title=table.title or None, title_justify="left", box=box.SIMPLE_HEAD,
+        # Text, not markup: a cell like "[lab] Unbound ..." is a fact to show, not a style tag to swallow
+        rt = RichTable(title=Text(table.title) if table.title else None, title_justify="left", box=box.SIMPLE_HEAD,
                        title_style="bold", header_style="bold")
-        for row in table.rows:
-            rt.add_row(*(str(c) for c in row))
+        for header in table.headers:
+            rt.add_column(header, overflow="fold",  # an image tag or a member name wraps, never ends in "…"
+                          justify="right" if header == "seconds" else "left")
+        for i, row in enumerate(table.rows):
+            style = table.styles[i] if i < len(table.styles) else None
+            rt.add_row(*(Text(str(c)) for c in row), style=style, end_section=i in table.ends_section)
         console.print(rt)
         for line in table.footer:
             console.print(line, markup=False)

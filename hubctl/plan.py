@@ -258,6 +258,7 @@ def run_program(
     stack: StackConfig,
     stack_outputs: dict[str, tuple[dict[str, Any], list[str]]] | None = None,
     live: dict[str, list[dict[str, Any]]] | None = None,
+    mocks: PlanMocks | None = None,
 ) -> Plan:
     """Run `<repo>/__main__.py` under the recording mock monitor; return what it registered. `live` is what
     Hetzner would report as already running (hubctl.mocks.live_server/live_network), else the JSON file
@@ -267,7 +268,7 @@ def run_program(
     if live is None and os.environ.get(DEPLOYED_ENV):
         live = json.loads(Path(os.environ[DEPLOYED_ENV]).read_text())
     live_state.forget()
-    monitor = RecordingMonitor(PlanMocks(stack_outputs, live))
+    monitor = RecordingMonitor(mocks or PlanMocks(stack_outputs, live))
     try:
         with quiet_gc(), no_source_positions():
             exports = run_main(repo, stack, monitor, preview=False)
@@ -289,6 +290,7 @@ def run_main(repo: Path, stack: StackConfig, monitor: MockMonitor, *, preview: b
     `pulumi preview`) runs it; return its exports as (value, is_secret). KARMADA_HUB_OFFLINE=1 and `env` are set
     while it runs; the SDK's global settings, config and event loop are reset afterwards either way."""
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_quiet_after_interrupt)
     asyncio.set_event_loop(loop)
     pulumi.runtime.settings.reset_options()
     overrides = {"KARMADA_HUB_OFFLINE": "1", **(env or {})}
@@ -308,7 +310,11 @@ def run_main(repo: Path, stack: StackConfig, monitor: MockMonitor, *, preview: b
                 sys.path.remove(str(repo))
             return _collect_exports(exports)
 
-        _run_to_completion(loop, program)
+        try:
+            _run_to_completion(loop, program)
+        except BaseException:
+            abandon(loop)
+            raise
     finally:
         pulumi.runtime.set_all_config({}, [])
         pulumi.runtime.settings.reset_options()
@@ -320,6 +326,27 @@ def run_main(repo: Path, stack: StackConfig, monitor: MockMonitor, *, preview: b
             else:
                 os.environ[key] = value
     return exports
+
+
+def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's own error report, unless Ctrl-C is ending the command: then a callback it cut in half (a task
+    left mid-step) is part of the interruption, not an error to print."""
+    from hubctl.errors import INTERRUPTED
+
+    if not INTERRUPTED.is_set():
+        loop.default_exception_handler(context)
+
+
+def abandon(loop: asyncio.AbstractEventLoop) -> None:
+    """A run stopped midway (Ctrl-C, an error): its thousands of pending registrations are dropped without a word.
+    They would each print "Task was destroyed but it is pending!" (or "coroutine ... was never awaited") when
+    collected; the one line that matters is the command's own."""
+    import warnings
+
+    loop.set_exception_handler(lambda _loop, _context: None)
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
 
 
 def _run_to_completion(loop: asyncio.AbstractEventLoop, program: Any) -> None:

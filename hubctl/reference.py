@@ -26,6 +26,8 @@ SECRET_DEFAULTS = {
     "hetznerDnsToken": "Hetzner API token of external-dns (`dns.tokenConfigKey`)",
     "etcdBackupAccessKey": "object-storage access key of the etcd backups (`karmada.etcd.backup.accessKeyConfigKey`)",
     "etcdBackupSecretKey": "object-storage secret key of the etcd backups (`karmada.etcd.backup.secretKeyConfigKey`)",
+    "etcdBackupEncryptionKey": "key every etcd snapshot is encrypted with, at least 32 characters, e.g. `openssl rand "
+                               "-base64 32`; keep a copy off the hub (`karmada.etcd.backup.encryptionKeyConfigKey`)",
 }
 
 
@@ -111,6 +113,8 @@ def _type(node: dict[str, Any]) -> str:
             text = " or ".join(dict.fromkeys(parts))
             return f"{text} (optional)" if nullable else text
     kind = node.get("type")
+    if isinstance(kind, list):  # a value YAML may write two ways (a quantity: "40" or 40)
+        return " or ".join(_type({**node, "type": k}) for k in kind)
     if kind == "array":
         return f"list of {_type(node.get('items') or {})}"
     if kind == "object":
@@ -241,6 +245,16 @@ def reference_markdown() -> str:
         "",
         "A member with `credentials: {source: secret, configKey: <key>}` reads its kubeconfig from the stack secret",
         f"`{PROJECT}:<key>`. Provider credentials (`hcloud:token`) are refused in plain text too.",
+        "",
+        "## Writing the keys",
+        "",
+        f"A key without a namespace is this project's: `hub:` is `{PROJECT}:hub` (Pulumi reads a stack file the same",
+        "way; hubctl refuses a file that sets both). Keys of other namespaces configure a provider or the engine;",
+        "the example stacks set `pulumi:disable-default-providers: [\"kubernetes\"]` (every Kubernetes resource",
+        "names one of the program's own providers, never the ambient kubeconfig) and `hcloud:pollInterval` (how",
+        "often the hcloud provider polls Hetzner actions). Structured keys can be set from the command line with",
+        f"`--path`: `pulumi config set --path '{PROJECT}:hub.servers' 5`,",
+        f"`pulumi config set --path '{PROJECT}:members[0].zones[0]' fsn1`.",
         "",
         "## Keys",
         "",

@@ -45,6 +45,11 @@ class Section:
     """Plain-text rendering when the section has a format of its own (else the table's)."""
     metrics: dict[str, Metric] = field(default_factory=dict)
     data: Any = None
+    tables: list[Table] = field(default_factory=list)
+    """What a terminal shows when the section has more than its one table (the scenario table, the clocks with
+    their subtotals): the same facts as `text`, as rich tables. Empty: the terminal shows `table`."""
+    notes: list[str] = field(default_factory=list)
+    """Lines a terminal prints after `tables` (the model's limits, footnotes)."""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"title": self.title}
@@ -124,9 +129,10 @@ def version_skew_section(plan: Plan, config: FleetConfig) -> Section | None:
     from components.operations.skew import format_skew, skew_rows
 
     rows = skew_rows(config)
-    table = Table(["component", "version", "against", "status"],
-                  [[r.component, r.version, r.against, r.status] for r in rows])
     bad = sum(not r.ok for r in rows)
+    table = Table(["component", "version", "against", "status"],
+                  [[r.component, r.version, r.against, r.status] for r in rows],
+                  footer=[f"{len(rows)} pairs, {bad} problem{'s' if bad != 1 else ''}"])
     return Section("versionSkew", "version skew", table, text="version skew\n" + format_skew(rows),
                    metrics={"problems": Metric(bad, better="lower"), **{r.component: Metric(r.version) for r in rows}},
                    data=[{"component": r.component, "version": r.version, "against": r.against, "problem": r.problem}
@@ -143,7 +149,9 @@ def failover_budget_section(plan: Plan, config: FleetConfig) -> Section | None:
 
 
 def _terms(budget: Any) -> list[dict[str, Any]]:
-    return [{"name": t.name, "seconds": round(t.seconds, 2), "how": t.how} for t in budget.terms]
+    """Each term; `unknown` (why) when nobody can source its value (`seconds` is then its known part)."""
+    return [{"name": t.name, "seconds": round(t.seconds, 2), "how": t.how,
+             **({"unknown": t.unknown} if getattr(t, "unknown", "") else {})} for t in budget.terms]
 
 
 def budget_section(report: Any, text: str) -> Section:
@@ -170,16 +178,57 @@ def budget_section(report: Any, text: str) -> Section:
         "worstSeconds": round(report.worst.seconds, 2), "rtoSeconds": report.rto_seconds,
         "capacity": {"syncMode": capacity.sync_mode, "members": list(capacity.members), "note": capacity.note,
                      "totalSeconds": round(capacity.total, 2), "terms": _terms(capacity)},
-        "traffic": None if traffic is None else {"totalSeconds": round(traffic.total, 2),
+        "traffic": None if traffic is None else {"mode": traffic.mode, "totalSeconds": round(traffic.total, 2),
                                                  "authoritativeSeconds": round(traffic.authoritative, 2),
                                                  "restoreSeconds": round(traffic.restore_seconds, 2),
+                                                 "lowerBound": bool(traffic.unknown),
                                                  "terms": _terms(traffic)},
         "tenants": [{"tenant": r.tenant, "placement": r.placement, "clock": r.clock,
                      "seconds": round(r.seconds, 2)} for r in report.tenants],
         "footnotes": list(report.footnotes),
     }
+    tables, notes = budget_tables(report)
     return Section("failoverBudget", "failover budget", Table(["term", "seconds", "how"], rows, footer=footer),
-                   text="failover budget\n" + text, metrics=metrics, data=data)
+                   text="failover budget\n" + text, metrics=metrics, data=data, tables=tables, notes=notes)
+
+
+def budget_tables(report: Any) -> tuple[list[Table], list[str]]:
+    """The failover budget as a terminal shows it: the same clocks, subtotals, restore line, tenant table and
+    footnotes as its plain text (components/operations/budget.py format_budget), as rich tables."""
+    from components.operations import budget as b
+
+    tables: list[Table] = []
+    notes: list[str] = []
+    traffic = report.traffic
+    if traffic is not None:
+        rows = []
+        ends: list[int] = []
+        for t in traffic.terms:
+            if t.name == b.TTL_TERM:
+                if rows:
+                    ends.append(len(rows) - 1)
+                rows.append([b.AUTHORITATIVE, b.total_seconds(traffic, traffic.authoritative), ""])
+                ends.append(len(rows) - 1)
+            rows.append([t.name, b.term_seconds(t), t.how])
+        tables.append(Table(["term", "seconds", "how"], rows, title=b.traffic_title(traffic), ends_section=ends,
+                            styles=[None] * len(rows),
+                            footer=[f"{b.TRAFFIC_TOTAL}  {b.total_seconds(traffic)} s",
+                                    f"restore (not an RTO term): {traffic.restore_how}",
+                                    *(f"unknown: {t.name}: {t.unknown}" for t in traffic.terms if t.unknown)]))
+        tables.append(Table(["client", "adds", "source"], [list(r) for r in b.CLIENT_RESIDUALS],
+                            title=b.CLIENTS_TITLE))
+    else:
+        notes.append(f"{b.TRAFFIC_TITLE}: not modelled (no dns section)")
+    capacity = report.capacity
+    tables.append(Table(["term", "seconds", "how"], [[t.name, b.fmt_seconds(t.seconds), t.how] for t in capacity.terms],
+                        title=b.format_clock(capacity).splitlines()[0],
+                        footer=[f"total  {b.fmt_seconds(capacity.total)} s"]))
+    tables.append(Table(["tenant", "placement", "clock", "seconds"],
+                        [[r.tenant, r.placement, r.clock, b.total_seconds(r.budget, r.seconds)]
+                         for r in report.tenants],
+                        title=b.format_tenants(report).splitlines()[0]))
+    notes += [f"* {f}" for f in report.footnotes]
+    return tables, notes
 
 
 def whatif_section(plan: Plan, config: FleetConfig) -> Section | None:
@@ -190,9 +239,21 @@ def whatif_section(plan: Plan, config: FleetConfig) -> Section | None:
 
     report = fleet_whatif(config)
     rows = [[t.tenant, t.effect] for t in report.tenants]
+    scenarios = [r for t in report.tenants for r in (*t.initial, *t.rows)]
+    tables = [Table(["tenant", "what a member loss does"], rows),
+              Table(["tenant", "workload", "scenario", "outcome", "members", "group", "note"],
+                    [[r.tenant, r.workload, r.scenario, r.outcome, ", ".join(r.clusters) or "-", r.group, r.note]
+                     for r in scenarios],
+                    styles=[OUTCOME_STYLES.get(r.outcome) for r in scenarios])]
     return Section("whatif", "what-if: one member or region lost", Table(["tenant", "effect"], rows),
                    text="what-if: one member or region lost\n" + format_whatif(report),
-                   metrics={f"{t.tenant} effect": Metric(t.effect) for t in report.tenants}, data=report.as_dict())
+                   metrics={f"{t.tenant} effect": Metric(t.effect) for t in report.tenants}, data=report.as_dict(),
+                   tables=tables, notes=["limits of this model:", *(f"- {line}" for line in report.limits)])
+
+
+OUTCOME_STYLES = {"DOWN": "bold red", "DELETED": "bold red", "UNPLACEABLE": "bold red", "DEGRADED": "yellow",
+                  "WAITS": "yellow"}
+"""How a terminal marks the what-if outcomes that lose service (the plain text has the same word, unstyled)."""
 
 
 CERT_TYPES = ("tls:index/locallySignedCert:LocallySignedCert", "tls:index/selfSignedCert:SelfSignedCert")
@@ -297,9 +358,26 @@ def build(plan: Plan, config: FleetConfig) -> list[Section]:
 
 def document(plan: Plan, sections: list[Section], files: list[str]) -> dict[str, Any]:
     """report.json / `hubctl plan --json`: the stack, the resource count, the files and every section."""
+    from hubctl.mocks import plan_epoch
+
     return {"reportVersion": REPORT_VERSION, "project": plan.project, "stack": plan.stack,
-            "resources": len(plan.records), "files": sorted(files),
+            "planEpoch": plan_epoch().date().isoformat(), "resources": len(plan.records), "files": sorted(files),
             "sections": {s.key: s.as_dict() for s in sections}}
+
+
+def render_tables(out: Output, section: Section, title: bool = True) -> None:
+    """A section's terminal view: its title, each of its tables, then its notes."""
+    if title:
+        out.text(section.title)
+        out.text("")
+    for i, table in enumerate(section.tables):
+        if i:
+            out.text("")
+        out.table(table)
+    if section.notes:
+        out.text("")
+        for note in section.notes:
+            out.text(note)
 
 
 def render(out: Output, header: str, sections: list[Section], files: list[str],
@@ -311,6 +389,8 @@ def render(out: Output, header: str, sections: list[Section], files: list[str],
         out.text("")
         if section.text is not None and not out.rich:
             out.text(section.text)
+        elif out.rich and section.tables:
+            render_tables(out, section)
         elif section.table is not None:
             titled = out.rich or section.key in ("controlPlane", "certificates")
             table = section.table

@@ -123,8 +123,9 @@ _NO_STACK_IMPACT = ("docs/", "tests/", "bench/", ".github/", "hubctl/", ".ci/")
 def affected_stacks(changed: Iterable[str], config: RolloutConfig, env: str = "all") -> list[str]:
     """Which stacks a PR touching `changed` paths needs previewed, in rollout order.
 
-    A stack file touches its stack; docs, tests, CI and the operator CLI touch none; anything else
-    (program, components, Pulumi.yaml, the policy pack, dependencies) may change every stack.
+    A stack file touches its stack and the stacks that read it (`_read_by`: a region's hub, a hub's regions);
+    docs, tests, CI and the operator CLI touch none; anything else (program, components, Pulumi.yaml, the policy
+    pack, dependencies) may change every stack.
     """
     stacks = config.stacks(env)
     hit: set[str] = set()
@@ -133,10 +134,24 @@ def affected_stacks(changed: Iterable[str], config: RolloutConfig, env: str = "a
             continue
         name = Path(path).name
         if path.startswith("stacks/") and name.startswith("Pulumi.") and name.endswith((".yaml", ".yml")):
-            hit.add(name.removeprefix("Pulumi.").rsplit(".", 1)[0])
+            hit |= _read_by(name.removeprefix("Pulumi.").rsplit(".", 1)[0], config)
             continue
         return stacks
     return [s for s in stacks if s in hit]
+
+
+def _read_by(stack: str, config: RolloutConfig) -> set[str]:
+    """The stacks whose preview reads `stack`'s file: itself; its hub, which reads every region file (Clusters,
+    estimators, agent RBAC, namespaces, the region's CSR); and for a hub, its regions, which mirror its fleet-wide
+    values (feature gates, failover flags, DNS timing) through its fleetContract."""
+    touched = {stack}
+    for environment in config.environments:
+        regions = {s for w in environment.waves for s in w.stacks}
+        if stack == environment.hub:
+            touched |= regions
+        elif stack in regions:
+            touched.add(environment.hub)
+    return touched
 
 
 # -------------------------------------------------------------------------------------------- execution
@@ -491,7 +506,9 @@ def format_results(results: Sequence[StackResult]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hubctl rollout", description=__doc__.splitlines()[0])
+    from hubctl.errors import OneLineParser
+
+    p = OneLineParser(prog="hubctl rollout", description=__doc__.splitlines()[0])
     p.add_argument("env", help="environment from stacks/rollout.yaml (e.g. dev, prod), or 'all' with --list")
     p.add_argument("--preview-only", action="store_true", help="preview every stack in order, update nothing")
     p.add_argument("--wave", metavar="NAME", help=f"run only this wave ('{HUB_WAVE}' = the hub stack)")

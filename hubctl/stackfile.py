@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config import PROJECT, ConfigError
+from components.config import OFFLINE_PLACEHOLDER, PROJECT, ConfigError
 from components.kube import safeyaml
+from hubctl import projectfile
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class StackConfig:
 
 
 def placeholder(key: str) -> str:
-    return f"offline-placeholder-for-{key.split(':', 1)[-1]}"
+    return f"{OFFLINE_PLACEHOLDER}{key.split(':', 1)[-1]}"
 
 
 def stack_file(repo: Path, stack: str) -> Path:
@@ -47,6 +48,9 @@ STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt"
 NAMESPACES = (PROJECT, "pulumi", "hcloud", "kubernetes", "tls", "random")
 """Config namespaces this program (or a provider it uses) reads; anything else would be silently ignored."""
 PLAIN_CREDENTIALS = ("hcloud:token", "kubernetes:kubeconfig")
+DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
+"""The engine reads it as a JSON list of strings and fails on anything else ("Failed to parse ...": pulumi/pulumi
+pkg/resource/deploy/default_providers.go, defaultProviders.shouldDenyRequest)."""
 """Provider settings that are credentials: refused in plain text (they would sit in git)."""
 
 
@@ -55,6 +59,24 @@ def _close(word: str, options: list[str] | tuple[str, ...]) -> str:
 
     match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
     return f" (did you mean {match[0]}?)" if match else ""
+
+
+def stack_name(repo: Path, arg: str) -> str:
+    """A stack as the user may name it: `dev`, or its file `stacks/Pulumi.dev.yaml` (a tab completion). A file
+    outside stacks/ is refused: hubctl, like the Pulumi CLI, reads a stack's config from stacks/ only."""
+    match = re.fullmatch(r"(?:(.*)[/\\])?Pulumi\.([A-Za-z0-9_.-]{1,100})\.ya?ml", arg)
+    if match is None:
+        return arg
+    folder, name = match.groups()
+    if folder is not None:
+        try:
+            inside = Path(folder).resolve() == (repo / "stacks").resolve()
+        except OSError:
+            inside = False
+        if not inside:
+            raise ConfigError(f"{arg[:200]}: hubctl reads stack files from stacks/ only (as Pulumi.yaml's "
+                              f"stackConfigDir says); copy it to stacks/Pulumi.{name}.yaml and name the stack {name}")
+    return name
 
 
 def read_stack(repo: Path, stack: str) -> StackConfig:
@@ -86,6 +108,7 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
     config: dict[str, str] = {}
     secrets: list[str] = []
     written: dict[str, str] = {}
+    values: dict[str, Any] = {}
     for key, value in raw.items():
         shown = str(key)[:80]
         key = str(key)
@@ -98,8 +121,9 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
         if key in written:
             raise ConfigError(f"{rel}: {key}: set twice (as {written[key]} and {shown}); keep one")
         written[key] = shown
+        values[key] = value
         if isinstance(value, dict) and "secure" in value:
-            if set(value) != {"secure"} or not isinstance(value["secure"], str):
+            if set(value) != {"secure"} or not isinstance(value["secure"], str) or not value["secure"].strip():
                 raise ConfigError(f"{rel}: {key}: a secret is `secure: <ciphertext>` and nothing else; set it with "
                                   f"`pulumi config set --secret {key.split(':', 1)[1]} <value>`")
             config[key] = placeholder(key)
@@ -108,14 +132,26 @@ def read_stack(repo: Path, stack: str) -> StackConfig:
         if _has_nested_secure(value):
             raise ConfigError(f"{rel}: {key}: secure values nested inside a structured value are not read by this "
                               "program; keep secrets in their own keys (e.g. members[].credentials.configKey)")
+        if key == DISABLE_DEFAULT_PROVIDERS and not (
+                value in ("", None) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+            raise ConfigError(f"{rel}: {key}: must be a list of package names, like [\"kubernetes\"] (got "
+                              f"{str(value)[:60]!r}); the Pulumi engine fails to parse anything else")
         if key in PLAIN_CREDENTIALS:
             raise ConfigError(f"{rel}: {key}: a credential in plain text would sit in git; remove it and run "
                               f"`pulumi config set --secret {key} <value>` (or export it in the environment)")
-        if isinstance(value, str):
-            config[key] = value
-        else:
-            config[key] = json.dumps(value)
+        config[key] = _engine_value(value)
+    if not any(k.startswith(f"{PROJECT}:") for k in config):
+        raise ConfigError(f"{rel}: config: sets no {PROJECT} keys (the file is empty or only has provider settings); "
+                          "start from a copy of stacks/Pulumi.dev.yaml (all-in-one) or of the prod stacks")
+    project = projectfile.load_project(repo)
+    if project is not None:  # what the CLI refuses, and the defaults it adds, before the program runs
+        projectfile.check_stack(project, stack, rel, values)
+        config.update({k: _engine_value(v) for k, v in projectfile.defaults(project, values).items()})
     return StackConfig(stack=stack, path=path, config=config, secret_keys=tuple(sorted(secrets)))
+
+
+def _engine_value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _has_nested_secure(value: Any) -> bool:

@@ -94,6 +94,21 @@ def rendered_dev() -> Any:
     return run_program(REPO, read_stack(REPO, "dev"))
 
 
+def to_hetzner_mode(dns: dict[str, Any]) -> None:
+    """A stack file's dns section as a stack in dns.mode hetzner writes it (external-dns, TTL 60)."""
+    dns.pop("selfHosted", None)
+    dns.update(mode="hetzner", ttl=60, txtOwnerId="karmada-hub-dev", intervalSeconds=60)
+
+
+@pytest.fixture(scope="session")
+def rendered_dev_hetzner() -> Any:
+    """The dev stack in dns.mode hetzner (no example stack runs it any more; its path is still the program's)."""
+    from hubctl.plan import run_program
+    from tests.support.tools import edited_stack
+
+    return run_program(REPO, edited_stack("dev", {"dns": to_hetzner_mode}))
+
+
 @pytest.fixture(scope="session")
 def rendered_prod_hub() -> Any:
     """prod-hub run once offline; region-stack tests read its outputs as their StackReference."""

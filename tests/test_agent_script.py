@@ -12,14 +12,15 @@ from components.kube import agent_script
 from components.traffic import refresher_docs
 from tests.support.tools import REPO
 
-WITH_HELPER = ("status_refresher.py", "traffic_failover.py", "hub_exporter.py", "etcd_defrag.py")
-ALONE = ("etcd_backup_upload.py", "pull_join.py")
+HELPERS = {"status_refresher.py": ["_incluster.py"], "traffic_failover.py": ["_dnswire.py", "_incluster.py"],
+           "hub_exporter.py": ["_incluster.py"], "etcd_defrag.py": ["_incluster.py"],
+           "dns_zone_seed.py": ["_dnswire.py"], "etcd_backup_upload.py": [], "pull_join.py": []}
 
 
-@pytest.mark.parametrize("script", WITH_HELPER + ALONE)
+@pytest.mark.parametrize("script", HELPERS)
 def test_each_agent_ships_exactly_the_helpers_it_imports(script: str) -> None:
     files = agent_script.program(script, agent_script.source(script))
-    assert list(files) == [script, *(["_incluster.py"] if script in WITH_HELPER else [])]
+    assert list(files) == [script, *HELPERS[script]]
     assert all(text == (REPO / "agents" / name).read_text() for name, text in files.items())
 
 

@@ -27,6 +27,8 @@ BASE = "https://code.example.com/platform/karmada-hub/blob/main/docs/runbooks"
 NS = 'namespace="karmada-system"'
 BACKUP = 'namespace="karmada-system",cronjob="etcd-backup"'
 DEFRAG = 'namespace="karmada-system",cronjob="etcd-defrag"'
+TF = 'job="traffic-failover"'
+NS0 = 'nameserver="10.0.1.11:53",role="primary"'
 
 
 def s(series: str, values: str) -> dict[str, str]:
@@ -176,7 +178,58 @@ CASES: list[Case] = [
     ("KarmadaHubEtcdMaintenanceFailed", "1m", [
         s(f"kube_cronjob_status_last_schedule_time{{{DEFRAG}}}", "3600x200"),
         s(f"kube_cronjob_status_last_successful_time{{{DEFRAG}}}", "3900x200")], "2h30m", []),
+    # the traffic layer (agents/traffic_failover.py `metrics`; dev runs dns.mode self-hosted)
+    ("KarmadaHubTrafficFailoverDown", "1m", [s(f'up{{{TF},instance="a"}}', "1x20"),
+                                             s(f'up{{{TF},instance="b"}}', "0x20"),
+                                             s(f'up{{{TF},instance="c"}}', "0x20")], "10m",
+     [fires({}, "Fewer than a majority of the DNS failover controller's replicas answer")]),
+    ("KarmadaHubTrafficFailoverDown", "1m", [s(f'up{{{TF},instance="a"}}', "1x20"),
+                                             s(f'up{{{TF},instance="b"}}', "1x20"),
+                                             s(f'up{{{TF},instance="c"}}', "0x20")], "10m", []),
+    ("KarmadaHubTrafficFailoverNoLeader", "1m", [s(f'traffic_failover_leader{{{TF},instance="a"}}', "0x10"),
+                                                 s(f'traffic_failover_leader{{{TF},instance="b"}}', "0x10")], "5m",
+     [fires({}, "No DNS failover controller replica leads")]),
+    ("KarmadaHubTrafficFailoverNoLeader", "1m", [s("up", "1x10")], "5m",
+     [fires({}, "No DNS failover controller replica leads")]),  # not scraped at all: nobody is known to lead
+    ("KarmadaHubTrafficFailoverNoLeader", "1m", [s(f'traffic_failover_leader{{{TF},instance="a"}}', "0x10"),
+                                                 s(f'traffic_failover_leader{{{TF},instance="b"}}', "1x10")], "5m", []),
+    ("KarmadaHubTrafficFailOpen", "1m", [s(f'traffic_failover_fail_open_names{{{TF},instance="a"}}', "2x10")], "7m",
+     [fires({}, "2 names stay published although every region fails their probes")]),
+    ("KarmadaHubTrafficFailOpen", "1m", [s(f'traffic_failover_fail_open_names{{{TF},instance="a"}}', "0x10")], "7m",
+     []),
+    ("KarmadaHubNameserverDown", "1m", [
+        s(f'traffic_failover_nameserver_up{{{TF},instance="a",{NS0}}}', "0x10"),
+        s(f'traffic_failover_nameserver_up{{{TF},instance="b",{NS0}}}', "0x10")], "5m",
+     [fires({"nameserver": "10.0.1.11:53", "role": "primary"},
+            "Nameserver 10.0.1.11:53 (primary) answers no SOA for the zone")]),
+    ("KarmadaHubNameserverDown", "1m", [  # one replica still reaches it: a path of that replica, not the server
+        s(f'traffic_failover_nameserver_up{{{TF},instance="a",{NS0}}}', "0x10"),
+        s(f'traffic_failover_nameserver_up{{{TF},instance="b",{NS0}}}', "1x10")], "5m", []),
+    ("KarmadaHubNameserversAllDown", "1m", [
+        s(f'traffic_failover_nameserver_up{{{TF},instance="a",{NS0}}}', "0x10"),
+        s(f'traffic_failover_nameserver_up{{{TF},instance="a",nameserver="203.0.113.9:53",role="secondary"}}',
+          "1x10")], "5m", [fires({}, "No hub nameserver answers for the zone")]),
+    ("KarmadaHubNameserversAllDown", "1m", [
+        s(f'traffic_failover_nameserver_up{{{TF},instance="a",{NS0}}}', "0x10"),
+        s(f'traffic_failover_nameserver_up{{{TF},instance="a",nameserver="10.0.1.12:53",role="primary"}}', "1x10")],
+     "5m", []),
+    ("KarmadaHubNameserverSerialSkew", "1m", [
+        s(f'traffic_failover_nameserver_behind_seconds{{{TF},instance="a",{NS0}}}', "45+60x10")], "5m",
+     [fires({"nameserver": "10.0.1.11:53", "role": "primary"},
+            "Nameserver 10.0.1.11:53 has not held the zone's current serial for 5m 45s")]),
+    ("KarmadaHubNameserverSerialSkew", "1m", [
+        s(f'traffic_failover_nameserver_behind_seconds{{{TF},instance="a",{NS0}}}', "0x10")], "5m", []),
 ]
+HETZNER_CASES: list[Case] = [
+    ("KarmadaHubExternalDnsStale", "1m", [s('external_dns_controller_last_sync_timestamp_seconds{job="external-dns"}',
+                                            "0x30")], "20m",
+     [fires({}, "external-dns has not synced with Hetzner DNS for three intervals")]),
+    ("KarmadaHubExternalDnsStale", "1m", [s("up", "1x30")], "20m",
+     [fires({}, "external-dns has not synced with Hetzner DNS for three intervals")]),
+    ("KarmadaHubExternalDnsStale", "1m", [s('external_dns_controller_last_sync_timestamp_seconds{job="external-dns"}',
+                                            "0+60x30")], "20m", []),
+]
+"""dns.mode hetzner only (no example stack runs it any more): tested on the rules rendered for it."""
 
 
 def rendered_groups(plan: Plan) -> list[dict[str, Any]]:
@@ -216,8 +269,8 @@ def groups(rendered_dev: Plan) -> list[dict[str, Any]]:
 
 def test_every_alert_has_a_firing_and_a_quiet_case(groups: list[dict[str, Any]]) -> None:
     names = set(_alerts(groups))
-    thresholds = alerts.Thresholds(3, 2, "17 */6 * * *", "37 3 * * 0")
-    assert names == set(alerts.alert_names(thresholds)) and len(names) == 17
+    thresholds = alerts.Thresholds(3, 2, "17 */6 * * *", "37 3 * * 0", dns_mode="self-hosted")
+    assert names == set(alerts.alert_names(thresholds)) and len(names) == 23
     firing = {c[0] for c in CASES if c[4]}
     quiet = {c[0] for c in CASES if not c[4]}
     assert names - firing == set() and names - quiet == set(), (names - firing, names - quiet)
@@ -252,10 +305,26 @@ def test_promtool_unit_tests_fire_and_stay_quiet(groups: list[dict[str, Any]], t
     assert "SUCCESS" in result.stdout
 
 
+def test_the_hetzner_mode_alerts_fire_and_stay_quiet(tmp_path: Path) -> None:
+    thresholds = alerts.Thresholds(3, 2, None, "37 3 * * 0", dns_mode="hetzner")
+    groups = alerts.rule_groups(thresholds, BASE, [])
+    names = {a for _, group in alerts.alert_groups(thresholds) for a in (x.name for x in group)}
+    assert "KarmadaHubExternalDnsStale" in names and "KarmadaHubNameserverDown" not in names
+    assert {c[0] for c in HETZNER_CASES if c[4]} == {c[0] for c in HETZNER_CASES if not c[4]} == {
+        "KarmadaHubExternalDnsStale"}
+    _write(tmp_path / "rules.yaml", {"groups": groups})
+    tests = _write(tmp_path / "tests.yaml", unit_tests(groups, HETZNER_CASES, "rules.yaml"))
+    result = _promtool("test", "rules", str(tests), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    anchors = {_slug(line.lstrip("#")) for line in RUNBOOK.read_text().splitlines() if line.startswith("#")}
+    assert "karmadahubexternaldnsstale" in anchors
+
+
 @pytest.mark.parametrize(("alert", "old", "new"), [
     ("KarmadaHubEtcdDatabaseNearQuota", "> 0.8", "> 0.95"),
     ("KarmadaHubEtcdBackupFailed", "> 3600", "> 36000"),
     ("KarmadaHubMemberNotReady", "max by", "min by"),
+    ("KarmadaHubNameserverSerialSkew", "> 30", "> 3000"),
 ])
 def test_the_unit_tests_catch_a_changed_rule(groups: list[dict[str, Any]], tmp_path: Path, alert: str, old: str,
                                              new: str) -> None:

@@ -89,16 +89,16 @@ def test_fallback_group_is_always_last_and_covers_the_fleet(case: str) -> None:
     affinities = render(PLACEMENTS[case])["spec"]["placement"]["clusterAffinities"]
     assert affinities[-1]["affinityName"] == fleet.FALLBACK_GROUP
     assert [a["affinityName"] for a in affinities].count(fleet.FALLBACK_GROUP) == 1
-    assert affinities[-1]["fieldSelector"]["matchExpressions"] == [
-        {"key": "region", "operator": "In", "values": ["eu-fsn", "eu-hel", "us-ash"]}
-    ]
+    assert affinities[-1] == {"affinityName": fleet.FALLBACK_GROUP,
+                              "clusterNames": sorted(m.name for m in MEMBERS)}  # by name: nothing a member writes
     assert "clusterAffinity" not in render(PLACEMENTS[case])["spec"]["placement"]
 
 
 def test_preferred_group_comes_first_in_declared_order() -> None:
     affinities = render({"preferred_regions": ["eu-hel", "eu-fsn"]})["spec"]["placement"]["clusterAffinities"]
     assert [a["affinityName"] for a in affinities] == [fleet.PREFERRED_GROUP, fleet.FALLBACK_GROUP]
-    assert affinities[0]["fieldSelector"]["matchExpressions"][0]["values"] == ["eu-hel", "eu-fsn"]
+    assert affinities[0]["clusterNames"] == ["m-fsn1-a", "m-fsn1-b", "m-hel1-a"]
+    assert not any("fieldSelector" in a or "labelSelector" in a for a in affinities)
 
 
 def test_without_preferred_regions_only_the_fallback_group_remains() -> None:
@@ -107,9 +107,16 @@ def test_without_preferred_regions_only_the_fallback_group_remains() -> None:
 
 
 def test_fallback_includes_member_regions_missing_from_the_region_list() -> None:
-    policy = fleet.propagation_policy(tenant(), ["eu-fsn"], [member("x-hel1-a", "eu-hel")])
-    values = policy["spec"]["placement"]["clusterAffinities"][-1]["fieldSelector"]["matchExpressions"][0]["values"]
-    assert values == ["eu-fsn", "eu-hel"]
+    policy = fleet.propagation_policy(tenant(), ["eu-fsn"], [member("x-hel1-a", "eu-hel"),
+                                                              member("x-fsn1-a", "eu-fsn")])
+    assert policy["spec"]["placement"]["clusterAffinities"][-1]["clusterNames"] == ["x-fsn1-a", "x-hel1-a"]
+
+
+def test_a_region_without_members_is_no_placement_target() -> None:
+    """An empty clusterNames term would select every cluster (Karmada's ClusterAffinity matches all when empty):
+    a group naming only regions without members is refused instead."""
+    with pytest.raises(ValueError, match=r"no member in region\(s\) us-ash"):
+        fleet.propagation_policy(tenant(preferred_regions=["us-ash"]), list(REGIONS), MEMBERS[:3])
 
 
 def test_spread_by_region_carries_the_mandatory_cluster_constraint() -> None:
@@ -216,8 +223,8 @@ def _broken(mutate: Any) -> dict[str, Any]:
         (lambda s: s["placement"].__setitem__("clusterTolerations", [{"key": "k", "operator": "Lt", "value": "1"}]),
          "Lt/Gt"),
         (lambda s: s["resourceSelectors"][0].__setitem__("namespace", "other"), "namespace"),
-        (lambda s: s["placement"]["clusterAffinities"][0]["fieldSelector"]["matchExpressions"][0]
-         .__setitem__("operator", "Exists"), "unsupported"),
+        (lambda s: s["placement"]["clusterAffinities"][0].__setitem__("fieldSelector", {"matchExpressions": [
+            {"key": "region", "operator": "Exists"}]}), "unsupported"),
     ],
 )
 def test_rule_checks_catch_what_the_webhook_would_reject(mutate: Any, message: str) -> None:
@@ -230,12 +237,13 @@ def test_rule_checks_catch_what_the_webhook_would_reject(mutate: Any, message: s
 
 
 def test_override_policy_has_one_rule_per_region() -> None:
-    policy = fleet.override_policy(tenant(), REGIONS)
+    policy = fleet.override_policy(tenant(), REGIONS, MEMBERS)
     validate_karmada(policy)
     rules = policy["spec"]["overrideRules"]
-    assert [r["targetCluster"]["fieldSelector"]["matchExpressions"] for r in rules] == [
-        [{"key": "region", "operator": "In", "values": [name]}] for name in sorted(REGIONS)
-    ]
+    assert [r["targetCluster"] for r in rules] == [
+        {"clusterNames": sorted(m.name for m in MEMBERS if m.region == name)} for name in sorted(REGIONS)]
+    assert [r["targetCluster"] for r in fleet.override_policy(tenant(), REGIONS, MEMBERS[:3])[
+        "spec"]["overrideRules"]] == [{"clusterNames": ["m-fsn1-a", "m-fsn1-b"]}, {"clusterNames": ["m-hel1-a"]}]
     for rule, name in zip(rules, sorted(REGIONS), strict=True):
         assert rule["overriders"]["labelsOverrider"] == [
             {"operator": "add", "value": {"topology.kubernetes.io/region": name}}
@@ -243,8 +251,8 @@ def test_override_policy_has_one_rule_per_region() -> None:
 
 
 def test_image_overrider_only_where_a_mirror_is_set() -> None:
-    rules = {r["targetCluster"]["fieldSelector"]["matchExpressions"][0]["values"][0]: r["overriders"]
-             for r in fleet.override_policy(tenant(), REGIONS)["spec"]["overrideRules"]}
+    rules = {r["overriders"]["labelsOverrider"][0]["value"]["topology.kubernetes.io/region"]: r["overriders"]
+             for r in fleet.override_policy(tenant(), REGIONS, MEMBERS)["spec"]["overrideRules"]}
     assert rules["eu-fsn"]["imageOverrider"] == [
         {"component": "Registry", "operator": "replace", "value": "registry-fsn1.example.com"}
     ]
@@ -253,7 +261,7 @@ def test_image_overrider_only_where_a_mirror_is_set() -> None:
 
 
 def test_override_policy_is_namespaced_like_the_tenant() -> None:
-    meta = fleet.override_policy(tenant(), REGIONS)["metadata"]
+    meta = fleet.override_policy(tenant(), REGIONS, MEMBERS)["metadata"]
     assert meta["namespace"] == "shop-ns"
     assert meta["name"] == "shop-regional"
 
@@ -321,7 +329,7 @@ def test_dev_stack_fleet_documents_validate() -> None:
     for t in config.tenants:
         docs += [fleet.tenant_namespace(t),
                  fleet.propagation_policy(t, list(config.regions), config.members, config.failover),
-                 fleet.override_policy(t, config.regions)]
+                 fleet.override_policy(t, config.regions, config.members)]
         if t.quota is not None:
             docs.append(fleet.federated_resource_quota(t))
     for doc in docs:
@@ -372,7 +380,7 @@ def test_validator_handles_int_or_string_quantities() -> None:
 
 
 def test_validator_keeps_preserve_unknown_fields_open() -> None:
-    policy = fleet.override_policy(tenant(), REGIONS)
+    policy = fleet.override_policy(tenant(), REGIONS, MEMBERS)
     policy["spec"]["overrideRules"][0]["overriders"]["plaintext"] = [
         {"path": "/spec/replicas", "operator": "replace", "value": {"any": ["shape", 1]}}
     ]

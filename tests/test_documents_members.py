@@ -149,13 +149,27 @@ def test_cluster_without_zones_omits_them() -> None:
     assert "zones" not in cluster["spec"]
 
 
-def test_a_pull_cluster_is_never_rendered() -> None:
-    """The agent lists every Cluster at start and exits when its name is taken by one with another spec.id
-    (karmada v1.18.2 pkg/util/cluster.go ClusterRegisterOption.Validate): a Pull Cluster is the agent's to make."""
-    with pytest.raises(ValueError, match="created by its karmada-agent"):
+def test_a_pull_cluster_is_exactly_what_its_agent_derives() -> None:
+    """The hub makes a Pull member's Cluster (so the agent needs no create or update): its spec must be what the
+    agent's registration derives from its flags (karmada v1.18.2 cmd/agent/app/agent.go
+    generateClusterInControllerPlane), else CreateOrUpdateClusterObject would try to update it and, refused, exit;
+    and its id the member's kube-system UID (pkg/util/cluster.go Validate)."""
+    from components.karmada import flags
+
+    uid = "0d92e743-09b2-41fb-9061-9068cc804212"
+    pull = member("Pull", labels={}, cluster_id=uid)
+    obj = m.cluster_object(pull)
+    args = dict(a.removeprefix("--").split("=", 1) for a in flags.agent_args(
+        pull.name, pull.api_endpoint.rstrip("/"), region=pull.region, zones=pull.zones) if "=" in a)
+    assert obj["spec"] == {"syncMode": "Pull", "apiEndpoint": args["cluster-api-endpoint"], "id": uid,
+                           "provider": args["cluster-provider"], "region": args["cluster-region"],
+                           "zones": args["cluster-zones"].split(",")}
+    assert args["report-secrets"] == "None"  # so the agent sets no secretRef/impersonatorSecretRef either
+    assert "proxy-server-address" not in args  # proxyURL "" (omitted), insecureSkipTLSVerification false (omitted)
+    with pytest.raises(ValueError, match="needs its kube-system UID"):
         m.cluster_object(member("Pull", labels={}))
-    with pytest.raises(ValueError, match="created by its karmada-agent"):
-        m.cluster_object(member("Push"), "Pull")
+    push = m.cluster_object(member("Push"))["spec"]
+    assert push["secretRef"] == {"namespace": "karmada-cluster", "name": "fsn1-a"} and "id" not in push
 
 
 # ------------------------------------------------------------------------------------------ Pull
@@ -193,15 +207,13 @@ def _verbs(rules: list[dict[str, Any]], resource: str, name: str | None = None) 
 def test_pull_hub_rbac_is_scoped_to_the_one_cluster() -> None:
     named = by_kind(m.pull_hub_objects("hel1-a"))
     rules = named[("ClusterRole", "system:karmada:hel1-a:agent")]["rules"]
-    assert _verbs(rules, "clusters", "hel1-a") >= {"get", "update"}  # the agent updates its own Cluster's spec
-    assert "delete" not in _verbs(rules, "clusters", "hel1-a")  # nothing in the agent deletes it
-    assert _verbs(rules, "clusters") == {"create", "list", "watch"}
+    assert _verbs(rules, "clusters", "hel1-a") == {"get", "list", "watch"}  # the hub made it; nothing to write
+    assert _verbs(rules, "clusters") == {"list", "watch"}  # no create: a plain create cannot be limited by name
     status = next(r for r in rules if r["resources"] == ["clusters/status"])
     assert status["resourceNames"] == ["hel1-a"] and status["verbs"] == ["update"]
-    # its own Cluster: get and update (CreateOrUpdateClusterObject updates a differing spec), never delete
     own = next(r for r in rules if r["resources"] == ["clusters"] and r.get("resourceNames"))
     assert own == {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": ["hel1-a"],
-                   "verbs": ["get", "update"]}
+                   "verbs": ["get"]}
     assert not any("leases" in r["resources"] for r in rules), "no cluster-wide lease rights (leader locks)"
     assert not any("secrets" in r["resources"] for r in rules)  # --report-secrets=None
     csr = next(r for r in rules if "certificates.k8s.io" in r.get("apiGroups", []))
@@ -214,19 +226,19 @@ def test_pull_hub_rbac_is_scoped_to_the_one_cluster() -> None:
     assert work[0]["apiGroups"] == ["work.karmada.io"] and "delete" in work[0]["verbs"]
 
 
-def test_bootstrap_rbac_is_register_minus_the_rbac_generator() -> None:
+def test_bootstrap_rbac_is_only_the_node_bootstrapper_binding() -> None:
+    """A token may create and read CSRs and nothing else: no `clusteragent` right (the approver that read it is off;
+    the hub's own decides), no rbac-generator, no anonymous cluster-info."""
     objs = m.bootstrap_rbac()
     for obj in objs:
         validate_kubernetes(obj, MINOR)
-    names = {o["metadata"]["name"] for o in objs}
-    assert names == {"system:karmada:agent-bootstrap", "system:karmada:certificatesigningrequest:autoapprover",
-                     "system:karmada:agent-autoapprove-bootstrap",
-                     "system:karmada:certificatesigningrequest:selfautoapprover",
-                     "system:karmada:agent-autoapprove-certificate-rotation"}
-    assert not any("rbac-generator" in str(o) or "system:anonymous" in str(o) for o in objs)
-    bindings = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ClusterRoleBinding"}
-    assert bindings["system:karmada:agent-bootstrap"]["roleRef"]["name"] == "system:node-bootstrapper"
-    assert bindings["system:karmada:agent-bootstrap"]["subjects"][0]["name"] == m.BOOTSTRAP_GROUP
+    assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [("ClusterRoleBinding",
+                                                                   "system:karmada:agent-bootstrap")]
+    assert not any("rbac-generator" in str(o) or "system:anonymous" in str(o) or "clusteragent" in str(o)
+                   for o in objs)
+    assert objs[0]["roleRef"]["name"] == "system:node-bootstrapper"
+    assert objs[0]["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                    "name": m.BOOTSTRAP_GROUP}]
 
 
 def test_bootstrap_token_secret_is_authentication_only_and_short_lived() -> None:
@@ -446,3 +458,25 @@ def test_validate_any_dispatches_by_group() -> None:
         validate_any({**m.namespace("x"), "bogus": True}, MINOR)
     with pytest.raises(SchemaError, match="no served CRD"):
         validate_any({"apiVersion": "policy.karmada.io/v9", "kind": "Nope", "metadata": {"name": "x"}})
+
+
+def test_the_client_health_check_reaches_the_agent_and_the_controller_manager(rendered_dev: Any) -> None:
+    from hubctl.plan import run_program
+    from tests.support.rendered import find
+    from tests.support.tools import REPO, edited_stack
+
+    def env(plan: Any, target: str, kind: str, name: str) -> dict[str, str]:
+        (container,) = find(plan, target, kind, name)["spec"]["template"]["spec"]["containers"]
+        return {e["name"]: e.get("value", "") for e in container.get("env") or []}
+
+    names = {"HTTP2_READ_IDLE_TIMEOUT_SECONDS", "HTTP2_PING_TIMEOUT_SECONDS"}
+    assert not names & set(env(rendered_dev, "member-dev-hel1-a", "Deployment", m.AGENT_NAME)), "defaults unchanged"
+    assert not names & set(env(rendered_dev, "host", "Deployment", "karmada-controller-manager"))
+
+    def tune(failover: dict[str, Any]) -> None:
+        failover.update(clientReadIdleSeconds=10, clientPingTimeoutSeconds=5)
+
+    tuned = run_program(REPO, edited_stack("dev", {"failover": tune}))
+    for target, name in (("member-dev-hel1-a", m.AGENT_NAME), ("host", "karmada-controller-manager")):
+        got = env(tuned, target, "Deployment", name)
+        assert got["HTTP2_READ_IDLE_TIMEOUT_SECONDS"] == "10" and got["HTTP2_PING_TIMEOUT_SECONDS"] == "5", name

@@ -41,8 +41,11 @@ def fleet() -> FleetConfig:
 
 @pytest.fixture(scope="module")
 def dns(fleet: FleetConfig) -> DnsConfig:
+    """The external-dns documents exist in dns.mode hetzner only: the dev stack's names there, with an owner id
+    (dev itself runs mode self-hosted)."""
     assert fleet.dns is not None
-    return fleet.dns
+    return DnsConfig(mode="hetzner", domain=fleet.dns.domain, txt_owner_id="karmada-hub-dev",
+                     token_config_key=fleet.dns.token_config_key)
 
 
 def overridepolicy_schema() -> dict[str, Any]:
@@ -126,14 +129,14 @@ def test_region_ingress_rejects_mismatched_nodeports() -> None:
         traffic.regional_lb_target_selector([])
 
 
-def test_region_record_name_and_rrset() -> None:
-    dns = DnsConfig(domain="dev.example.com", txt_owner_id="hub")
+def test_region_record_name_is_the_controllers() -> None:
+    """The drill name the hub's failover controller publishes (agents/traffic_failover.py); no stack writes it."""
+    from agents import traffic_failover as tf
+
     assert traffic.region_record_name("eu-fsn", "dev.example.com") == "eu-fsn.lb.dev.example.com"
-    rr = traffic.region_record("eu-fsn", dns, "203.0.113.7")
-    assert rr == {"zone": "dev.example.com", "name": "eu-fsn.lb", "type": "A", "ttl": 60,
-                  "records": [{"value": "203.0.113.7"}]}
-    with pytest.raises(ValueError):
-        traffic.region_record("eu-fsn", dns, "not-an-ip")
+    assert tf.region_record_name("eu-fsn", "dev.example.com") == traffic.region_record_name("eu-fsn", "dev.example.com")
+    assert tf.REGION_RECORD_SUBDOMAIN == traffic.REGION_RECORD_LABEL
+    assert not hasattr(traffic, "region_record"), "a region's record is no stack's ZoneRrset (review 2, H5)"
 
 
 # ---------------------------------------------------------------------------------------- external-dns
@@ -169,9 +172,11 @@ def test_external_dns_reads_only_the_failover_controllers_dnsendpoints(dns: DnsC
         "--provider=webhook", "--source=crd", "--namespace=external-dns", "--policy=sync", "--registry=txt",
         "--label-filter=app.kubernetes.io/managed-by=karmada-hub-traffic-failover",
         "--txt-owner-id=karmada-hub-dev", "--domain-filter=dev.example.com", "--interval=60s", "--events",
-        "--min-event-sync-interval=5s", "--exclude-domains=lb.dev.example.com",
+        "--min-event-sync-interval=5s",
     ):
         assert expected in args, expected
+    # the regions' drill records <region>.lb.<domain> are the controller's DNSEndpoints too (no stack writes them)
+    assert not [a for a in args if a.startswith("--exclude-domains")]
     # one source only: a second source publishing the same name would keep winning (plan/conflict.go PerResource)
     assert [a for a in args if a.startswith("--source=")] == ["--source=crd"]
     assert not [a for a in args if a.startswith(("--kubeconfig", "--service-type-filter", "--annotation-prefix"))]

@@ -112,7 +112,7 @@ def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: P
     # the three outputs
     md = (out / "timeline.md").read_text()
     assert "| authoritative answer without the dead region |" in md and "## `hubctl budget dev`" in md
-    assert "| *authoritative answer without the dead region* | *36* | |" in md  # the budget beside it
+    assert "| *authoritative answer without the dead region* | *14* | |" in md  # the budget beside it
     svg = ET.fromstring((out / "timeline.svg").read_text())
     assert svg.tag.endswith("svg") and len([e for e in svg.iter() if e.tag.endswith("circle")]) == len(p)
     assert "[kill" in output and "drill complete" in output
@@ -252,3 +252,87 @@ def test_no_token_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
         hcloud.Hcloud("http://127.0.0.1:9")
     with pytest.raises(DrillError, match="no such kubeconfig"):
         Kube(Path("/nonexistent/karmada.kubeconfig"))
+
+
+def test_method_command_needs_both_commands_and_no_token(fleet: DrillFleet, tmp_path: Path) -> None:
+    proc = _drill(fleet, tmp_path, "--yes", "--method", "command", "--kill-command", "true")
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, output
+    assert output.strip().splitlines() == [
+        "error: --method command needs both --kill-command and --restore-command (the drill restores the member "
+        "with the second, also when it stops early)"]
+    assert not fleet.hetzner.calls
+
+
+def test_method_command_runs_the_operators_commands_with_the_member(tmp_path: Path) -> None:
+    from hubctl.drill.command import Command
+    from hubctl.drill.kube import DrillError
+
+    log: list[str] = []
+    seen = tmp_path / "seen"
+    method = Command(f'echo "kill $DRILL_MEMBER $DRILL_REGION" >> {seen}', f'echo "restore $DRILL_MEMBER" >> {seen}',
+                     "dev-fsn1-a", "eu-fsn", log.append)
+    method.kill()
+    method.restore()
+    assert seen.read_text().splitlines() == ["kill dev-fsn1-a eu-fsn", "restore dev-fsn1-a"]
+    assert log == ["--kill-command done", "--restore-command done"]
+    failing = Command("echo refused >&2; exit 3", "true", "dev-fsn1-a", "eu-fsn", log.append)
+    with pytest.raises(DrillError, match="--kill-command exited 3: refused"):
+        failing.kill()
+
+
+def test_a_client_blip_before_the_region_fails_is_not_its_first_success() -> None:
+    """Found on the real fleet: one slow request before the kill took effect marked the first client's "first
+    success" at 4 s, before the clients ever failed (9.6 s). Only failures after the dead region is seen failing
+    count."""
+    import argparse
+
+    from components.operations.budget import failover_budget
+    from hubctl.drill.run import Drill, Fleet, phases
+
+    config = load_stack("dev")
+    drill = Drill.__new__(Drill)
+    drill.args = argparse.Namespace(poll=1.0)
+    drill.print = lambda text: None
+    drill.tty = False
+    drill.timeline = Timeline("dev", "dev-fsn1-a", "dev-hel1-a", "command", "drill.dev.example.com",
+                              phases=phases(failover_budget(config), "command"))
+    drill.fleet = Fleet(config, config.members[0], config.members[1], "203.0.113.43", "198.51.100.86")
+    drill.first_client_failed = False
+    drill.t0 = 0.0
+    base = {"cluster": ("True", []), "binding": ["dev-fsn1-a", "dev-hel1-a"], "survivor_ready": True,
+            "dnsendpoint": None, "authoritative": None, "recursive": None, "retrying_client": True}
+    drill.judge("kill", {**base, "victim_path": True, "first_client": False}, 2.0)   # a blip: the path still works
+    drill.judge("kill", {**base, "victim_path": True, "first_client": True}, 4.0)
+    assert drill.timeline.phase("first_client").at is None
+    drill.judge("kill", {**base, "victim_path": False, "first_client": False}, 9.0)  # the region fails
+    drill.judge("kill", {**base, "victim_path": False, "first_client": True}, 20.0)
+    assert drill.timeline.phase("client_fail").at == 9.0 and drill.timeline.phase("first_client").at == 20.0
+
+
+def test_a_previous_drills_terminating_namespace_is_waited_for() -> None:
+    """Found on the real fleet: a drill right after another failed with 'unable to create new content in namespace
+    karmada-hub-drill because it is being terminated'."""
+    import argparse
+
+    from hubctl.drill.kube import DrillError
+    from hubctl.drill.run import Drill
+
+    class Karmada:
+        def __init__(self, terminating: int) -> None:
+            self.left = terminating
+
+        def get(self, path: str) -> Any:
+            assert path == f"/api/v1/namespaces/{service.NAMESPACE}"
+            self.left -= 1
+            return {"status": {"phase": "Terminating"}} if self.left >= 0 else None
+
+    drill = Drill.__new__(Drill)
+    drill.args = argparse.Namespace(poll=0.01, settle_timeout=5.0)
+    drill.karmada = Karmada(terminating=3)  # type: ignore[assignment]
+    drill.wait_namespace_gone()
+    assert drill.karmada.left < 0  # type: ignore[attr-defined]
+    drill.args = argparse.Namespace(poll=0.01, settle_timeout=0.05)
+    drill.karmada = Karmada(terminating=10**6)  # type: ignore[assignment]
+    with pytest.raises(DrillError, match="still terminating"):
+        drill.wait_namespace_gone()

@@ -32,7 +32,7 @@ from components.operations import etcd_backup_docs as docs
 from tests.support.fake_s3 import FakeS3, botocore_authorization
 from tests.support.rendered import certs, find, secret_files
 from tests.support.schemas import validate_any
-from tests.support.tools import REPO
+from tests.support.tools import REPO, load_stack
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 CREDS = up.Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
@@ -69,6 +69,37 @@ def test_keys_sort_by_time_and_retention_keeps_the_newest() -> None:
     assert up.expired(keys, retain=10) == []
     with pytest.raises(ValueError, match="retain must be >= 1"):
         up.expired(keys, retain=0)
+
+
+def _k3s_objects(folder: str, servers: int, runs: int, start: int = 1_790_000_000) -> list[str]:
+    """What k3s writes: per run and server `etcd-snapshot-<node>-<unix>` (same minute on every server) and its
+    `.metadata/` copy."""
+    out = []
+    for run in range(runs):
+        for n in range(servers):
+            name = f"etcd-snapshot-karmada-hub-dev-cp-{n}-{start + run * 21600 + n}"
+            out += [f"{folder}/{name}", f"{folder}/.metadata/{name}"]
+    return out
+
+
+def test_k3s_retention_counts_every_servers_snapshots_together() -> None:
+    folder = "k3s-etcd/dev"
+    keys = _k3s_objects(folder, servers=3, runs=4)
+    keys += [f"{folder}/on-demand-karmada-hub-dev-cp-0-1780000000", f"{folder}/etcd-snapshot-cp-0-1700000000.zip",
+             "k3s-etcd/dev-2/etcd-snapshot-x-1600000000", f"{folder}/notes.txt"]
+    old = up.k3s_expired(keys, folder, retain=6)
+    # the compressed one is the oldest; then the first two runs of three servers; each with its metadata copy
+    assert old[0] == f"{folder}/etcd-snapshot-cp-0-1700000000.zip"
+    names = [k for k in old if "/.metadata/" not in k]
+    assert len(names) == 7 and all(f"{folder}/.metadata/{k.rsplit('/', 1)[1]}" in old for k in names[1:])
+    kept = {k for k in keys if k not in old and "/.metadata/" not in k and "/etcd-snapshot-" in k
+            and k.startswith(folder + "/")}
+    assert len(kept) == 6 and min(int(k.rsplit("-", 1)[1]) for k in kept) > max(
+        int(k.rsplit("-", 1)[1].removesuffix(".zip")) for k in names)
+    assert not any("on-demand" in k or "dev-2" in k or "notes" in k for k in old), "only k3s' scheduled ones"
+    assert up.k3s_expired(keys, folder, retain=100) == []
+    with pytest.raises(ValueError):
+        up.k3s_expired(keys, folder, retain=0)
 
 
 @pytest.mark.parametrize(("size", "parts_max"), [(1, 1), (200 * MIB, 13), (8 * 2**30, 513), (400 * 2**30, 10_000)])
@@ -205,12 +236,33 @@ def _cli(*args: str, creds: up.Credentials = CREDS, wrapper: str | None = None) 
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(creds))
 
 
-def _upload(s3: FakeS3, snapshot: Path, tmp_path: Path, retain: int = 3, creds: up.Credentials = CREDS,
+def _upload(s3: FakeS3, snapshot: Path, tmp_path: Path, retain: int | None = 3, creds: up.Credentials = CREDS,
             part_mib: int = 5, wrapper: str | None = None) -> subprocess.CompletedProcess[str]:
     """The script with the CronJob's rendered arguments (docs.uploader_args), pointed at the fake store."""
+    keep = [f"--retain={retain}"] if retain is not None else []
     return _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups", "--prefix=karmada-etcd",
-                "--stack=dev", f"--retain={retain}", f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
+                "--stack=dev", *keep, f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
                 f"--part-size-mib={part_mib}", creds=creds, wrapper=wrapper)
+
+
+def test_without_retain_the_upload_only_writes(s3: FakeS3, tmp_path: Path) -> None:
+    """Review M7: the recommended mode. The uploader sends no list, delete or abort of another run (a write-only key
+    works; the bucket's lifecycle rule does retention), and every older snapshot stays."""
+    old = [f"karmada-etcd/dev/2026110{d}T000000Z.db.enc" for d in range(1, 4)]
+    s3.objects.update({k: b"old" for k in old})
+    snapshot = tmp_path / "snapshot.db"
+    snapshot.write_bytes(os.urandom(2 * MIB))
+    result = _upload(s3, snapshot, tmp_path, retain=None)
+    assert result.returncode == 0, result.stderr
+    assert "deleted 0 older snapshot(s)" in result.stdout
+    assert set(old) <= set(s3.objects)
+    verbs = {r.split(" ", 1)[0] for r in s3.requests}
+    assert verbs <= {"POST", "PUT"}, sorted(s3.requests)  # create/complete multipart, parts, the manifest
+    from components.operations import etcd_backup_docs
+
+    backup = load_stack("prod-hub").karmada.etcd.backup
+    assert backup is not None and backup.retain is None
+    assert not any(a.startswith("--retain") for a in etcd_backup_docs.uploader_args(backup, "prod-hub"))
 
 
 def test_multipart_upload_fetch_and_retention(s3: FakeS3, tmp_path: Path) -> None:
@@ -252,6 +304,50 @@ def test_multipart_upload_fetch_and_retention(s3: FakeS3, tmp_path: Path) -> Non
     local.write_bytes(blob)
     decrypted = _cli("decrypt", f"--key-file={_key_file(tmp_path)}", f"--in={local}", f"--out={tmp_path / 'd.db'}")
     assert decrypted.returncode == 0 and (tmp_path / "d.db").read_bytes() == data
+
+
+def test_the_backup_run_bounds_the_hubs_k3s_snapshots_in_the_same_bucket(s3: FakeS3, tmp_path: Path,
+                                                                          rendered_dev: Any) -> None:
+    """A stack with `retain` (its key may delete): --k3s-folder/--k3s-retain (84 for three servers: each one's week),
+    whatever k3s itself prunes: here it pruned nothing, as stored versions of its Secret path would. dev sets no
+    retain (write only, review 2 M7): its job sends no delete at all, for neither folder."""
+    from components.operations import k3s_snapshots
+
+    upload = find(rendered_dev, "host", "CronJob", docs.NAME)["spec"]["jobTemplate"]["spec"]["template"]["spec"][
+        "containers"][0]
+    rendered = dict(a.removeprefix("--").split("=", 1) for a in upload["args"][1:])
+    assert not {"retain", "k3s-folder", "k3s-retain"} & set(rendered), rendered
+    backup = load_stack("dev").karmada.etcd.backup
+    assert backup is not None and backup.retain is None
+    assert k3s_snapshots.job_bound(backup, "dev", 3) is None
+    with_retain = backup.model_copy(update={"retain": 28})
+    args = dict(a.removeprefix("--").split("=", 1) for a in docs.uploader_args(
+        with_retain, "dev", k3s_snapshots.job_bound(with_retain, "dev", 3))[1:])
+    folder, retain = args["k3s-folder"], int(args["k3s-retain"])
+    assert (folder, retain) == ("k3s-etcd/dev", 84)
+    k3s = _k3s_objects(folder, servers=3, runs=40)  # ten days
+    s3.objects.update({k: b"k3s" for k in k3s})
+    s3.objects["k3s-etcd/dev/on-demand-cp-0-1780000000"] = b"mine"
+    snapshot = tmp_path / "snapshot.db"
+    snapshot.write_bytes(os.urandom(1000))
+    result = _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups",
+                  "--prefix=karmada-etcd", "--stack=dev", "--retain=3", f"--snapshot={snapshot}",
+                  f"--key-file={_key_file(tmp_path)}", f"--k3s-folder={folder}", f"--k3s-retain={retain}")
+    assert result.returncode == 0, result.stderr
+    assert f"k3s snapshots: kept the newest 84 in {folder}/, deleted 36" in result.stdout
+    left = {k for k in s3.objects if k.startswith(folder + "/etcd-snapshot-")}
+    newest = sorted((k for k in k3s if "/.metadata/" not in k), key=lambda k: int(k.rsplit("-", 1)[1]))[-84:]
+    assert left == set(newest)
+    assert len([k for k in s3.objects if "/.metadata/" in k]) == 84
+    assert "k3s-etcd/dev/on-demand-cp-0-1780000000" in s3.objects
+    bad = _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups", "--prefix=karmada-etcd",
+               "--stack=dev", "--retain=3", f"--snapshot={snapshot}", f"--key-file={_key_file(tmp_path)}",
+               f"--k3s-folder={folder}")
+    assert bad.returncode == 1 and "go together" in bad.stderr
+    write_only = _cli("upload", f"--endpoint={s3.endpoint}", "--region=fsn1", "--bucket=backups",
+                      "--prefix=karmada-etcd", "--stack=dev", f"--snapshot={snapshot}",
+                      f"--key-file={_key_file(tmp_path)}", f"--k3s-folder={folder}", f"--k3s-retain={retain}")
+    assert write_only.returncode == 1 and "--k3s-folder needs --retain" in write_only.stderr
 
 
 def test_a_failed_part_aborts_the_upload_and_deletes_nothing(s3: FakeS3, tmp_path: Path) -> None:

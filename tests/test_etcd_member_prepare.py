@@ -243,19 +243,33 @@ def test_a_member_with_a_wal_starts_as_rendered_without_asking_anyone(tmp_path: 
     assert doc["initial-cluster-state"] == "new" and doc["initial-cluster"] == values["initial-cluster"]
 
 
-def test_an_empty_member_that_never_hears_everyone_refuses_after_its_window(
+def test_an_empty_member_keeps_waiting_until_its_peers_arrive_and_never_exits_to_be_restarted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A slow first formation (a peer Pending for 20 minutes on a slow volume): the agent stays up, answering
+    `empty`, and repeats why every --remind-seconds; once every peer answers empty it creates the cluster. Exiting
+    after a window instead put it in kubelet's back-off, where its peers saw it as down."""
     values = _local_values(tmp_path)
     (tmp_path / "data" / "member" / "snap").mkdir(parents=True)  # a start that never completed
     monkeypatch.setattr(prep, "start_beacon", lambda _v: None)
-    monkeypatch.setattr(prep, "probe_peer", lambda name, url, tls: prep.PeerState(name, "down", detail="refused"))
-    now = iter(range(0, 1000, 10))
+    now = [0.0]
+    arrives = 1200.0
+
+    def probe(name: str, url: str, tls: prep.Tls) -> prep.PeerState:
+        return prep.PeerState(name, "empty") if now[0] >= arrives else prep.PeerState(name, "down", detail="refused")
+
+    def sleep(seconds: float) -> None:
+        assert now[0] < arrives + 60, "it did not decide once everyone answered"
+        now[0] += seconds
+
+    monkeypatch.setattr(prep, "probe_peer", probe)
     config = tmp_path / "etcd.conf.yaml"
-    code = prep.prepare(values, prep.Tls("ca", "ca", "c", "k"), 30, str(config), clock=lambda: float(next(now)),
-                        sleep=lambda _s: None)
-    assert code == 1 and not config.exists()
+    code = prep.prepare(values, prep.Tls("ca", "ca", "c", "k"), 300, str(config), clock=lambda: now[0], sleep=sleep)
+    assert code == 0 and json.loads(config.read_text())["initial-cluster-state"] == "new"
     err = capsys.readouterr().err
-    assert "refusing to start after 30s" in err and prep.RUNBOOK in err
+    assert err.count("waiting: no member reports a formed cluster") == 1, "the reason once, when it changes"
+    reminders = [line for line in err.splitlines() if "still waiting after" in line]
+    assert len(reminders) == 3 and prep.RUNBOOK in reminders[0], err  # at 300, 600, 900 s
+    assert "still waiting after 300s" in reminders[0] and "refusing" not in err
     assert (tmp_path / "data" / "member.incomplete" / "snap").is_dir() and not (tmp_path / "data" / "member").exists()
 
 

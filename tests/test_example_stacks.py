@@ -94,7 +94,8 @@ def test_hub_stack_of_regions_is_rolled_out_before_them() -> None:
     ("stack", "overrides", "error"),
     [
         ("prod-hub", {"hub": {"locations": ["fsn1", "ash"]}}, "span network zones"),
-        ("prod-fsn1", {"region": "us-ash"}, "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: is required"),
+        ("prod-fsn1", {"region": "us-ash"}, "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: 'us-ash' is not a key "
+                                            "of regions (eu-fsn)"),
         ("prod-ash", {"hubStack": {"stack": "prod-hub"}}, "karmada-hub:hubStack.stack"),
         ("prod-hel1", {"dns": {"domain": "prod.example.com", "ttl": 300, "txtOwnerId": "x"}}, "dns.ttl"),
     ],

@@ -168,7 +168,7 @@ def test_create_list_and_delete(server: FakeApiServer, tls: dict[str, Path]) -> 
     assert admin.request("DELETE", CM.format(ns="a") + "/x")[0] == 404
     assert admin.request("GET", CM.format(ns="a") + "/x")[0] == 404
     assert admin.request("GET", "/apis/apps/v1")[1]["kind"] == "APIResourceList"
-    assert admin.request("GET", "/healthz")[0] == 404
+    assert admin.request("GET", "/metrics")[0] == 404
 
 
 def test_update_conflicts_generation_and_the_status_subresource(server: FakeApiServer, tls: dict[str, Path]) -> None:
@@ -267,3 +267,36 @@ def test_paths() -> None:
     for bad in ("/healthz", "/apis", "/apis/apps"):
         with pytest.raises(ValueError):
             parse_path(bad)
+
+
+def test_health_paths_admission_and_dry_run(server: FakeApiServer, tls: dict[str, Path]) -> None:
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    context = ssl.create_default_context(cafile=str(tls["ca"]))
+
+    def health(path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(server.url + path, context=context, timeout=5) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    assert health("/readyz?verbose") == (200, "ok")  # anonymous, any query
+    server.health["/readyz"] = (500, "[-]etcd failed: reason withheld")
+    assert health("/readyz?verbose") == (500, "[-]etcd failed: reason withheld")
+    admin = _api(server, tls, token="admin")
+    refusals: list[str] = []
+
+    def webhook(verb: str, target: Any, body: Any, user: User) -> tuple[int, Any] | None:
+        refusals.append(f"{verb} {target.rbac_resource} {user.name}")
+        return (500, {"kind": "Status", "code": 500, "message": "failed calling webhook"}) if target.namespace == "b" \
+            else None
+
+    server.admission.append(webhook)
+    created = admin.request("POST", CM.format(ns="a") + "?dryRun=All", _cm("dry", "a"))
+    assert created[0] == 201 and server.get("", "configmaps", "a", "dry") is None  # admitted, nothing stored
+    assert admin.request("POST", CM.format(ns="b"), _cm("no", "b"))[0] == 500
+    assert server.get("", "configmaps", "b", "no") is None
+    assert refusals == ["create configmaps admin", "create configmaps admin"]

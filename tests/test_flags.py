@@ -40,6 +40,7 @@ CASES: list[tuple[str, str, Builder]] = [
     ("karmada-scheduler-estimator", "overcommit", lambda: f.scheduler_estimator_args(
         "dev-fsn1-a", feature_gates={"SchedulingOvercommitProtection": True, "ResourceQuotaEstimate": True})),
     ("karmada-descheduler", "default", lambda: f.descheduler_args()),
+    ("karmada-search", "default", lambda: f.search_args()),
 ]
 IDS = [f"{c}-{label}" for c, label, _ in CASES]
 
@@ -403,3 +404,18 @@ def test_descheduler_takes_no_feature_gates_and_leases_its_fixed_name() -> None:
     assert values["scheduler-estimator-ca-file"] == f.PATHS["ca.crt"]
     with pytest.raises(ValueError):
         f.descheduler_args(interval_s=0)
+
+
+def test_client_health_check_env_is_rendered_only_when_the_stack_sets_it() -> None:
+    """client-go's HTTP/2 health check (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS): unset keeps
+    upstream's 30/15 and renders nothing, so the default plan is unchanged; bounds refuse disabling the check."""
+    from pydantic import ValidationError
+
+    assert f.FailoverSettings.from_config(FailoverConfig()).client_env() == []
+    tuned = f.FailoverSettings.from_config(FailoverConfig(client_read_idle_seconds=10, client_ping_timeout_seconds=5))
+    assert tuned.client_env() == [{"name": "HTTP2_READ_IDLE_TIMEOUT_SECONDS", "value": "10"},
+                                  {"name": "HTTP2_PING_TIMEOUT_SECONDS", "value": "5"}]
+    for bad in ({"client_read_idle_seconds": 0}, {"client_read_idle_seconds": 61}, {"client_ping_timeout_seconds": 0},
+                {"client_ping_timeout_seconds": 61}):
+        with pytest.raises(ValidationError):
+            FailoverConfig(**bad)

@@ -3,6 +3,11 @@ with one line, exit 2, nothing written, within seconds, never echoing what it mu
 
 Each `tests/hostile/Pulumi.<case>.yaml` says in its header why it is hostile (`# hostile:`), what the one error
 line must contain (`# expect:`) and, for cases that carry a secret, what must never appear (`# never-shows:`).
+
+The `edit-*` cases are mistakes a newcomer makes, written the way review-newcomer.md's corpus was: a copy of one
+example stack (`# edit-of:`) with one realistic edit. Each ends in one line naming the file, the key and the fix
+(`# expect:` is that whole line after the file), or, where the edit is in fact fine, in a clean plan
+(`# expect: a clean plan`) — never an internal error.
 The cases run in-process through `hubctl.__main__.main` (the same entry point as the console script) against a
 copy of the program with the corpus in its stacks/; one runs as a real subprocess under a memory limit. A case
 that exceeds its time guard fails the test instead of hanging the suite.
@@ -28,6 +33,7 @@ from tests.support.tools import REPO, copy_program, program_env
 
 CORPUS = Path(__file__).parent / "hostile"
 CASES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in CORPUS.glob("Pulumi.*.yaml"))
+CLEAN = "a clean plan"
 GUARD_SECONDS = 20
 """Per-case guard against a hang (not a speed target: a refusal takes milliseconds)."""
 
@@ -67,16 +73,21 @@ def guard(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+REFUSED = [c for c in CASES if header(c).get("expect") != CLEAN]
+PLANNED = [c for c in CASES if header(c).get("expect") == CLEAN]
+EDITS = [c for c in CASES if c.startswith("edit-")]
+
+
 def test_the_corpus_is_big_and_says_what_it_tests() -> None:
-    assert len(CASES) >= 40
-    for prefix in ("yaml-", "stack-", "hetzner-", "kubernetes-", "karmada-", "secret-"):
+    assert len(CASES) >= 40 and len(EDITS) >= 40
+    for prefix in ("yaml-", "stack-", "hetzner-", "kubernetes-", "karmada-", "secret-", "edit-"):
         assert any(c.startswith(prefix) for c in CASES), prefix
     for case in CASES:
         fields = header(case)
         assert fields.get("hostile") and fields.get("expect"), case
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", REFUSED)
 def test_hostile_stack_is_one_line_exit_2_and_writes_nothing(hostile_repo: Path, case: str) -> None:
     fields = header(case)
     out_root = hostile_repo / "build" / "hostile-out"
@@ -93,6 +104,34 @@ def test_hostile_stack_is_one_line_exit_2_and_writes_nothing(hostile_repo: Path,
     if "never-shows" in fields:
         assert fields["never-shows"] not in lines[0]
     assert "PRIVATE KEY" not in lines[0] or "private key (not shown)" in lines[0]
+
+
+@pytest.mark.parametrize("case", EDITS)
+def test_an_edit_case_is_one_edit_of_an_example_stack(case: str) -> None:
+    """The newcomer corpus is made like the review's: the example stack it names, with one change in one place,
+    and its expected line names the key (or the YAML line) and is the whole line after the file."""
+    import difflib
+
+    fields = header(case)
+    base = (REPO / fields["edit-of"]).read_text().splitlines()
+    lines = (CORPUS / f"Pulumi.{case}.yaml").read_text().splitlines()
+    assert [line.split(":", 1)[0] for line in lines[:3]] == ["# hostile", "# edit-of", "# expect"], case
+    changed = [op for op in difflib.SequenceMatcher(None, base, lines[3:], autojunk=False).get_opcodes()
+               if op[0] != "equal"]
+    assert len(changed) == 1, (case, changed)
+    assert fields["expect"] == CLEAN or fields["expect"].startswith(("karmada-hub:", "pulumi:", "line ",
+                                                                     "not valid YAML: line ")), fields["expect"]
+
+
+@pytest.mark.parametrize("case", PLANNED)
+def test_an_edit_that_is_fine_plans_clean(hostile_repo: Path, case: str) -> None:
+    out_root = hostile_repo / "build" / "planned"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with guard(300):
+        code = main(["plan", case, "--out", str(out_root), "--quiet", "--policy"], repo=hostile_repo, stdout=stdout,
+                    stderr=stderr)
+    assert code == 0 and stderr.getvalue() == "", stderr.getvalue()[-2000:]
+    assert (out_root / case / "plan.json").is_file()
 
 
 def test_a_mutated_case_is_accepted(hostile_repo: Path) -> None:

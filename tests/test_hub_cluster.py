@@ -164,6 +164,17 @@ def test_firewall_never_opens_ssh_or_api_to_the_world(rendered_dev) -> None:
     assert opened == {22, 6443, 32443}, "SSH and both APIs must be reachable from the admin CIDRs"
 
 
+def test_firewall_opens_dns_only_in_mode_self_hosted(rendered_dev, rendered_dev_hetzner) -> None:
+    """dns.mode self-hosted: resolvers everywhere reach the hub servers' nameservers on UDP and TCP 53 (DNS over
+    TCP is required, RFC 7766); mode hetzner opens nothing for DNS."""
+    fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
+    dns = [r for r in fw["rules"] if r.get("port") == "53"]
+    assert sorted(r["protocol"] for r in dns) == ["tcp", "udp"]
+    assert all(r["direction"] == "in" and set(r["sourceIps"]) == WORLD for r in dns)
+    hetzner = inputs(one(rendered_dev_hetzner, "hcloud:index/firewall:Firewall"))
+    assert not [r for r in hetzner["rules"] if r.get("port") == "53"]
+
+
 def test_firewall_karmada_api_from_api_and_member_cidrs(rendered_dev, dev_config) -> None:
     from components.hetzner.hub_cluster import KARMADA_API_NODE_PORT, karmada_api_cidrs
 
@@ -187,19 +198,15 @@ def test_servers_have_their_own_primary_ips(rendered_dev) -> None:
         assert net["ipv4Enabled"] is True and "ipv4" in net
 
 
-def test_firewall_cluster_ports_only_from_private_network(rendered_dev, dev_config) -> None:
+def test_firewall_opens_no_cluster_port_on_the_public_interface(rendered_dev) -> None:
+    """A Hetzner Cloud Firewall filters the public interface only: servers talk over the private network, so a rule
+    for the cluster's own ports could only ever open them to the internet (or, sourced from the private network,
+    match nothing). dev runs dns.mode self-hosted: its nameservers answer the world on the servers' port 53."""
     fw = inputs(one(rendered_dev, "hcloud:index/firewall:Firewall"))
-    private = str(dev_config.hub.network.cidr)
-    cluster_ports = {2379, 2380, 10250}
-    seen: set[int] = set()
-    for rule in fw["rules"]:
-        if rule["protocol"] != "tcp":
-            continue
-        hit = cluster_ports & set(_ports(rule))
-        if hit:
-            assert rule["sourceIps"] == [private], rule
-            seen |= hit
-    assert seen == cluster_ports
+    assert {(r["protocol"], r.get("port")) for r in fw["rules"]} == {
+        ("tcp", "22"), ("tcp", "6443"), ("tcp", "32443"), ("icmp", None), ("udp", "53"), ("tcp", "53")}
+    cluster_ports = {2379, 2380, 10250, 5001, 8472, 30000}
+    assert not any(cluster_ports & set(_ports(r)) for r in fw["rules"] if r.get("port"))
 
 
 def test_servers_use_the_firewall(rendered_dev) -> None:
@@ -458,9 +465,30 @@ def test_server_addresses_are_no_karmada_sans_when_there_is_an_api_name(rendered
 
 
 def test_api_record_lists_every_server(rendered_dev) -> None:
-    record = inputs(one(rendered_dev, "hcloud:index/zoneRrset:ZoneRrset"))
-    assert record["name"] == "api.hub" and record["type"] == "A"
-    assert sorted(r["value"] for r in record["records"]) == sorted(server_ips(rendered_dev))
+    """dev runs dns.mode self-hosted and its API name lies in the delegated zone: the fleet's nameservers serve it
+    (a static record of the zone), and nothing at Hetzner (a record below the delegation would be hidden)."""
+    import json
+
+    from components.traffic import nameserver_docs
+    from tests.support.rendered import find
+
+    assert not [inputs(r) for r in rendered_dev.records if r.type == "hcloud:index/zoneRrset:ZoneRrset"
+                and inputs(r)["name"] == "api.hub"]
+    zone = json.loads(find(rendered_dev, "host", "ConfigMap", nameserver_docs.CONFIGMAP)["data"]["zone.json"])
+    (record,) = zone["static"]
+    assert record["name"] == "api.hub.dev.example.com." and record["type"] == "A"
+    assert record["values"] == sorted(server_ips(rendered_dev))
+
+
+def test_where_the_api_record_lives_in_each_dns_mode() -> None:
+    from components.config import DnsConfig
+
+    hetzner = DnsConfig(domain="dev.example.com", txt_owner_id="x")
+    assert hetzner.hetzner_record("api.hub.dev.example.com") == ("dev.example.com", "api.hub")
+    assert hetzner.hetzner_record("api.example.org") is None
+    own = DnsConfig(mode="self-hosted", domain="dev.example.com", self_hosted={"parent_zone": "example.com"})
+    assert own.hetzner_record("api.hub.dev.example.com") is None, "below the delegation: the zone serves it"
+    assert own.hetzner_record("api-hub.example.com") == ("example.com", "api-hub")
 
 
 def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
@@ -481,7 +509,7 @@ def test_world_reachable_is_an_opt_in_by_name(dev_config) -> None:
     found = check_plan(plan_document(plan))
     assert [v.policy for v in found] == ["api-lb-world-reachable"] and found[0].advisory
     assert "WORLD-REACHABLE: tcp 5443, 6443" in format_violations(found, "dev")
-    assert format_violations(found, "dev").endswith("policy: ok in dev (13 rules, 0 violations)")
+    assert format_violations(found, "dev").endswith("policy: ok in dev (14 rules, 0 violations)")
     opted = dev_config.hub.model_copy(update={"load_balancer": dev_config.hub.load_balancer.model_copy(
         update={"world_reachable": True})})
     section = admin_paths_section(plan, dev_config.model_copy(update={"hub": opted}))

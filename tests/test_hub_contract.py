@@ -50,8 +50,20 @@ def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> No
     old["dns"] = {k: v for k, v in old["dns"].items() if k != "failover"}
     check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
     old["dns"]["ttl"] = 120  # every other promise is still checked
-    with pytest.raises(ConfigError, match=r"dns\.ttl: 60 here"):
+    with pytest.raises(ConfigError, match=r"dns\.ttl: 15 here"):
         check_hub_contract(load_stack("prod-fsn1"), old, FILE, HUB)
+
+
+def test_a_region_in_another_dns_mode_than_its_hub_is_refused() -> None:
+    contract = _contract()
+    contract["dns"] = {**contract["dns"], "mode": "hetzner"}
+    with pytest.raises(ConfigError) as info:
+        check_hub_contract(load_stack("prod-fsn1"), contract, FILE, HUB)
+    assert str(info.value) == (f"{FILE}: karmada-hub:dns.mode: self-hosted here but {HUB} runs mode hetzner; the "
+                               "region's drill record and the budget follow the hub (set dns.mode: hetzner)")
+    del contract["dns"]["mode"]  # a hub from before dns.mode ran external-dns in the Hetzner zone
+    with pytest.raises(ConfigError, match=r"dns\.mode: self-hosted here"):
+        check_hub_contract(load_stack("prod-fsn1"), contract, FILE, HUB)
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
@@ -59,16 +71,16 @@ def test_a_hub_from_before_the_failover_controller_lets_regions_go_first() -> No
      "karmada.version: organization/karmada-hub/prod-hub runs Karmada v1.19.0, which this checkout's "
      "compatibility matrix (components/versions.py) does not know; update the checkout first"),
     ({"ttl": 120},
-     "dns.ttl: 60 here but organization/karmada-hub/prod-hub's external-dns uses 120; the failover budget must "
+     "dns.ttl: 15 here but organization/karmada-hub/prod-hub uses 120; the failover budget must "
      "count the hub's value (set dns.ttl: 120)"),
     ({"failover": {"failureThreshold": 4}},
-     "dns.failover.failureThreshold: 3 here but organization/karmada-hub/prod-hub's external-dns uses 4; the "
+     "dns.failover.failureThreshold: 3 here but organization/karmada-hub/prod-hub uses 4; the "
      "failover budget must count the hub's value (set dns.failover.failureThreshold: 4)"),
     ({"refreshSeconds": 30},
-     "dns.refreshSeconds: 15 here but organization/karmada-hub/prod-hub's external-dns uses 30; the failover "
+     "dns.refreshSeconds: 15 here but organization/karmada-hub/prod-hub uses 30; the failover "
      "budget must count the hub's value (set dns.refreshSeconds: 30)"),
-    ({"dns": None}, "dns: organization/karmada-hub/prod-hub runs no external-dns (no dns section); add it there "
-                    "first"),
+    ({"dns": None}, "dns: organization/karmada-hub/prod-hub has no dns section (it writes no failover names); "
+                    "add it there first"),
 ])
 def test_disagreement_is_one_line(changes: dict[str, Any], expected: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -177,7 +189,7 @@ def test_hubctl_plan_refuses_a_region_stack_the_hub_disagrees_with(tmp_path: Pat
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines() == [
         "error: stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.intervalSeconds: 30 here but "
-        "organization/karmada-hub/prod-hub's external-dns uses 60; the failover budget must count the hub's value "
+        "organization/karmada-hub/prod-hub uses 60; the failover budget must count the hub's value "
         "(set dns.intervalSeconds: 60)"]
     assert not (repo / "build" / "plan" / "prod-fsn1").exists()
 

@@ -122,7 +122,9 @@ def test_snapshot_secret_has_exactly_the_keys_k3s_reads(dev_config: Any) -> None
     # k3s pkg/etcd/s3/config_secret.go getConfigFromSecret reads these keys
     k3s_keys = {"etcd-s3-access-key", "etcd-s3-bucket", "etcd-s3-endpoint", "etcd-s3-folder", "etcd-s3-proxy",
                 "etcd-s3-region", "etcd-s3-secret-key", "etcd-s3-timeout", "etcd-s3-skip-ssl-verify",
-                "etcd-s3-insecure", "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name"}
+                "etcd-s3-insecure", "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name",
+                # the v1.34 flag (k3s-io/k3s#12669); "keys in the Secret correspond to the --etcd-s3-* CLI flags"
+                "etcd-s3-retention"}
     assert set(secret["stringData"]) <= k3s_keys
     assert secret["stringData"]["etcd-s3-endpoint"] == backup.endpoint.removeprefix("https://")
     assert secret["stringData"]["etcd-s3-folder"] == "k3s-etcd/dev"
@@ -130,6 +132,35 @@ def test_snapshot_secret_has_exactly_the_keys_k3s_reads(dev_config: Any) -> None
         "not under the Karmada uploader's retention prefix"
     with pytest.raises(ValueError):
         k3s_snapshots.s3_config_secret(backup, "dev", "", "x")
+
+
+def test_object_storage_keeps_every_servers_week_and_the_backup_job_bounds_it(rendered_dev: Any,
+                                                                             dev_config: Any) -> None:
+    """k3s >= v1.34.0 prunes S3 by etcd-s3-retention (default 5), counted over all servers together, not by
+    etcd-snapshot-retention: with three servers 5 objects are the last one or two runs. With `retain` set the
+    backup job keeps every server's seven days in that folder; the Secret lifts k3s' own prune to the largest
+    hub's count, a constant (a Secret whose data changes is replaced), so it never cuts below what the job keeps.
+    dev sets no `retain` (the hub's key only writes, review 2 M7): its job deletes nothing, the bucket's lifecycle
+    rule bounds the folder."""
+    servers = dev_config.hub.servers
+    secret = find(rendered_dev, "host", "Secret", cloud_init.ETCD_S3_SECRET)
+    assert secret["stringData"]["etcd-s3-retention"] == str(9 * 28) == str(k3s_snapshots.S3_RETENTION_CEILING)
+    assert k3s_snapshots.s3_retention(servers) == 84 <= k3s_snapshots.S3_RETENTION_CEILING
+    config = yaml.safe_load(_user_data_file(rendered_dev, cloud_init.CONFIG_PATH))
+    assert config["etcd-snapshot-retention"] == 28 and config["etcd-snapshot-schedule-cron"] == "0 */6 * * *"
+    job = find(rendered_dev, "host", "CronJob", "etcd-backup")
+    (upload,) = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    args = upload["args"]
+    assert dev_config.karmada.etcd.backup.retain is None
+    assert not [a for a in args if a.startswith(("--k3s-folder", "--k3s-retain", "--retain"))], args
+    backup = dev_config.karmada.etcd.backup.model_copy(update={"retain": 28})
+    assert k3s_snapshots.job_bound(backup, "dev", servers) == (secret["stringData"]["etcd-s3-folder"], servers * 28)
+
+
+def _user_data_file(plan: Any, path: str) -> str:
+    r = plan.by_type("hcloud:index/server:Server")[0]
+    doc = yaml.safe_load(unwrap(r.inputs)["userData"].split("\n", 1)[1])
+    return next(f["content"] for f in doc["write_files"] if f["path"] == path)
 
 
 def test_servers_enable_s3_by_the_secret_name_only(rendered_dev: Any) -> None:

@@ -1,8 +1,7 @@
 """Removing a member from the stack removes everything the program made for it, on every API server,
 and nothing of anyone else: its Cluster, its credentials in the karmada-apiserver, the join objects in
 the member, its scheduler-estimator and NetworkPolicy on the host, its LB target and its share of the status
-override. A Pull member's Cluster is not among them: its agent creates it, and the operator deletes it first
-(docs/runbooks/members.md)."""
+override, for Push and Pull members alike (the hub owns every Cluster; docs/runbooks/members.md)."""
 
 from __future__ import annotations
 
@@ -22,6 +21,10 @@ def _without(member: str) -> Plan:
     def tenants(value: list[dict[str, Any]]) -> None:
         for tenant in value:
             tenant["placement"].get("weights", {}).pop(member, None)
+            # a region left without members cannot be placed on (placement names members), so the operator drops it
+            if "preferredRegions" in tenant["placement"]:
+                tenant["placement"]["preferredRegions"] = [r for r in tenant["placement"]["preferredRegions"]
+                                                           if r in left]
             quota = tenant.get("quota")
             if quota:
                 quota["staticAssignments"] = [a for a in quota["staticAssignments"] if a["cluster"] != member]
@@ -29,7 +32,8 @@ def _without(member: str) -> Plan:
             groups = [g for g in tenant["placement"].get("overflow", [])
                       if member not in g.get("clusters", []) and (not g.get("regions") or set(g["regions"]) & left)]
             if "overflow" in tenant["placement"]:
-                tenant["placement"]["overflow"] = groups
+                # overflow spills from the preferred group: without one left, there is nothing to spill from
+                tenant["placement"]["overflow"] = groups if tenant["placement"].get("preferredRegions") else []
 
     return run_program(REPO, edited_stack("dev", {"members": members, "tenants": tenants}))
 
@@ -49,7 +53,8 @@ def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev
         "member-dev-fsn1-a-serviceaccount-karmada-cluster-karmada-dev-fsn1-a",  # the member-side SA
         "k8s-member-dev-fsn1-a",                                       # its provider
         "host-deployment-karmada-system-karmada-scheduler-estimator-dev-fsn1-a",
-        "host-secret-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-member-kubeconfig",
+        "host-secret-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-member-token",      # region-written
+        "host-configmap-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-member-kubeconfig",  # hub-written
         "host-networkpolicy-karmada-system-karmada-scheduler-estimator-dev-fsn1-a-ingress",
         "member-dev-fsn1-a-estimator-serviceaccount-karmada-cluster-karmada-scheduler-estimator",  # its reader
         "traffic-eu-fsn-lb-dev-fsn1-a",                                # its LB target
@@ -59,10 +64,11 @@ def test_removing_a_push_member_removes_its_objects_and_credentials(rendered_dev
 
 
 def test_removing_a_pull_member_removes_its_agent_and_hub_rbac(rendered_dev: Plan) -> None:
-    """Its Cluster is the agent's, never in the plan (runbook: delete it before removing the member)."""
+    """Its Cluster is the hub's and goes with it; so do the agent and the hub RBAC that admits it."""
     before, after = _by_urn(rendered_dev), _by_urn(_without("dev-hel1-a"))
     removed = {before[u].name for u in set(before) - set(after)}
     expected = {
+        "karmada-cluster-dev-hel1-a",                                         # the Cluster (the hub's)
         "k8s-member-dev-hel1-a",
         "member-dev-hel1-a-join",                                            # PullJoin: deletes the token
         "member-dev-hel1-a-job-karmada-system-karmada-agent-join",
@@ -111,3 +117,22 @@ def test_objects_the_hub_took_over_keep_their_identity_in_an_all_in_one_stack(re
     for name, old_parent in expected.items():
         (alias,) = moved[name]
         assert alias.endswith(f"::{old_parent}") and alias in urns, (name, alias)
+
+
+def test_a_tenant_group_without_members_is_one_line_naming_the_tenant_key() -> None:
+    """Placement names members; a preferred or overflow group whose regions have none is refused by preflight with
+    the tenant's key (and the same group with one member left passes)."""
+    import pytest
+
+    from components.config import ConfigError
+    from components.operations import preflight
+    from tests.support.tools import load_stack
+
+    config = load_stack("dev")
+    preflight.check_tenant_groups(config, "stacks/Pulumi.dev.yaml")
+    hel = [m.name for m in config.members if m.region == "eu-hel"]
+    without_hel = config.model_copy(update={"members": [m for m in config.members if m.region != "eu-hel"]})
+    with pytest.raises(ConfigError, match=r"^stacks/Pulumi.dev.yaml: karmada-hub:tenants\[1\].placement."
+                                          r"overflow\[0\].regions: no member in eu-hel \(tenant search\)"):
+        preflight.check_tenant_groups(without_hel, "stacks/Pulumi.dev.yaml")
+    assert hel

@@ -34,6 +34,10 @@ from tests.support.tools import REPO, edited_stack, load_stack
 MONITORING_KINDS = ("PodMonitor", "PrometheusRule")
 
 
+DEV_DNS_MODE = "self-hosted"
+"""The dev stack's dns.mode: its Prometheus also scrapes the traffic failover controller."""
+
+
 def _monitors(plan: Plan) -> dict[str, dict[str, Any]]:
     return {o["metadata"]["name"]: o for t, o in objects(plan) if t == "host" and o["kind"] == "PodMonitor"}
 
@@ -43,7 +47,7 @@ def _pods(plan: Plan, target: docs.ScrapeTarget) -> list[dict[str, Any]]:
     out = []
     for t, obj in objects(plan):
         if t != "host" or obj["kind"] not in ("Deployment", "StatefulSet") or \
-                obj["metadata"].get("namespace") != docs.NAMESPACE:
+                obj["metadata"].get("namespace") != target.namespace:
             continue
         name = obj["spec"]["template"]["metadata"]["labels"].get(docs.NAME_LABEL, "")
         if (name.startswith(target.job + "-") if target.name_prefix else name == target.job):
@@ -74,6 +78,10 @@ def served_metrics(container: dict[str, Any], template: dict[str, Any] | None = 
         return "http", int(args["metrics-bind-address"].rsplit(":", 1)[1])
     if command.endswith(docs.EXPORTER_SCRIPT):
         return "http", int(args["port"])
+    if command.endswith("traffic_failover.py"):  # agents/traffic_failover.py `respond`: /metrics on its health port
+        return "http", int(args["health-port"])
+    if "metrics-address" in args:  # external-dns v0.22.0 --metrics-address
+        return "http", int(args["metrics-address"].rsplit(":", 1)[1])
     if "secure-port" in args:  # kube-apiserver, the aggregated apiserver: /metrics on the secure port
         return "https", int(args["secure-port"])
     if command == "kube-controller-manager":
@@ -86,7 +94,7 @@ def served_metrics(container: dict[str, Any], template: dict[str, Any] | None = 
 
 def test_monitoring_objects_validate_against_the_prometheus_operator_crds(rendered_dev: Plan) -> None:
     objs = [o for t, o in objects(rendered_dev) if o["kind"] in MONITORING_KINDS]
-    assert len(objs) == len(docs.scrape_targets()) + 1
+    assert len(objs) == len(docs.scrape_targets(DEV_DNS_MODE)) + 1
     for obj in objs:
         assert obj["apiVersion"] == "monitoring.coreos.com/v1"
         validate_any(obj)
@@ -126,7 +134,7 @@ def test_config_errors() -> None:
 # -------------------------------------------------------------------------------- runtime contract
 
 
-@pytest.mark.parametrize("target", docs.scrape_targets(), ids=lambda t: t.job)
+@pytest.mark.parametrize("target", docs.scrape_targets(DEV_DNS_MODE), ids=lambda t: t.job)
 def test_each_target_is_scraped_the_way_its_component_serves_metrics(rendered_dev: Plan,
                                                                      target: docs.ScrapeTarget) -> None:
     monitor = _monitors(rendered_dev)[f"karmada-hub-{target.job}"]
@@ -352,15 +360,30 @@ def test_every_scrape_has_a_declared_flow_and_the_docs_list_them(rendered_dev: P
     config = load_stack("dev")
     assert config.karmada.etcd.backup is not None
     flows = docs.flows(config.monitoring.prometheus_namespace, config.monitoring.prometheus_pod_labels,
-                       config.karmada.etcd.backup.endpoint)
+                       config.karmada.etcd.backup.endpoint, DEV_DNS_MODE)
     scrapes = {(f.destination_pods and next(iter(f.destination_pods.values())), f.port) for f in flows
                if f.source_namespace == "monitoring"}
-    for target in docs.scrape_targets():
+    for target in docs.scrape_targets(DEV_DNS_MODE):
         wanted = "karmada" if target.name_prefix else target.job
         assert (wanted, target.port) in scrapes, target
     text = (REPO / "docs" / "monitoring.md").read_text()
     for f in flows:
         assert f"| {f.why} |" in text and f"| {f.port} |" in text, f.why
+
+
+def test_the_operator_needs_no_secret_in_karmada_system(rendered_dev: Plan) -> None:
+    """Security review 2, M10: the scrape client Secret and the PodMonitors that reference it live in Prometheus's
+    namespace, so Prometheus Operator needs no Secret read in `karmada-system` (CA and etcd keys)."""
+    prometheus_ns = load_stack("dev").monitoring.prometheus_namespace
+    assert prometheus_ns != docs.NAMESPACE
+    secret = find(rendered_dev, "host", "Secret", docs.CLIENT_SECRET)
+    assert secret["metadata"]["namespace"] == prometheus_ns
+    monitors = _monitors(rendered_dev).values()
+    assert monitors and {m["metadata"]["namespace"] for m in monitors} == {prometheus_ns}
+    # each selects its target's own pods (the failover controller's are in external-dns), never Prometheus's
+    selected = {tuple(m["spec"]["namespaceSelector"]["matchNames"]) for m in monitors}
+    assert selected == {(t.namespace,) for t in docs.scrape_targets("self-hosted")}
+    assert (docs.NAMESPACE,) in selected and (prometheus_ns,) not in selected
 
 
 def test_exporter_rbac_lists_clusters_only(rendered_dev: Plan) -> None:

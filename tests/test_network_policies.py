@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from components.fleet import csr_approver_docs
 from components.kube import flows
 from components.trust import network_policy
 from tests.support import netpol
@@ -101,7 +102,8 @@ def _setup(plan: Any, stack: str) -> tuple[list[dict[str, Any]], dict[str, dict[
     prefix = "karmada-scheduler-estimator-"
     estimators = sorted(o["metadata"]["name"].removeprefix(prefix) for o in host
                         if o["kind"] == "Deployment" and o["metadata"]["name"].startswith(prefix))
-    workloads = network_policy.host_workloads(config, estimators)
+    approver = any(o["kind"] == "Deployment" and o["metadata"]["name"] == csr_approver_docs.NAME for o in host)
+    workloads = network_policy.host_workloads(config, estimators, approver)
     declared = flows.flows(workloads)
     policed = network_policy.namespaces(config)
     elsewhere = [w for w in workloads if w.runs_elsewhere]  # a user's Prometheus: stand-in pods with its labels
@@ -145,7 +147,8 @@ def test_every_rendered_pod_in_a_policed_namespace_is_declared_with_its_ports(re
     config = load_stack(stack)
     _, _, pods, _, _, policed = _setup(plan, stack)
     estimators = [k.rsplit("karmada-scheduler-estimator-", 1)[1] for k in pods if "scheduler-estimator-" in k]
-    declared = {w.key: w for w in network_policy.host_workloads(config, estimators)}
+    approver = any(k.endswith("/" + csr_approver_docs.NAME) for k in pods)
+    declared = {w.key: w for w in network_policy.host_workloads(config, estimators, approver)}
     problems = []
     for key, pod in pods.items():
         if pod.namespace not in policed:
@@ -324,7 +327,7 @@ def test_the_monitoring_flow_list_is_allowed_by_the_rendered_policies(rendered_d
     policies, ns_labels, pods, _, _, policed = _setup(rendered_dev, "dev")
     backup = config.karmada.etcd.backup
     wanted = monitoring_docs.flows(config.monitoring.prometheus_namespace, config.monitoring.prometheus_pod_labels,
-                                   backup.endpoint if backup else None)
+                                   backup.endpoint if backup else None, config.dns.mode if config.dns else None)
     checked = 0
     for i, f in enumerate(wanted):
         if f.destination_namespace not in policed or f.destination_pods is None:

@@ -88,8 +88,10 @@ def test_mounted_files_match_flag_paths() -> None:
             assert f"{spec.file}.key" in f.PATHS, spec.name
     assert f"{p.SA_KEY.file}.key" in f.PATHS and f"{p.SA_KEY.file}.pub" in f.PATHS
     # every PKI file a flag names is issued by some spec (or is a CA key / the SA pair)
-    # issued by the components that need them: MemberCluster (one per estimator), EtcdBackup, EtcdMaintenance
-    per_member = [p.estimator_cert_spec("dev-fsn1-a"), p.etcd_backup_cert_spec(), p.etcd_maintenance_cert_spec()]
+    # issued by the components that need them: MemberCluster (one per estimator), EtcdBackup, EtcdMaintenance,
+    # KarmadaAddons
+    per_member = [p.estimator_cert_spec("dev-fsn1-a"), p.etcd_backup_cert_spec(), p.etcd_maintenance_cert_spec(),
+                  *p.search_cert_specs(), *p.dashboard_cert_specs()]
     issued = {f"{s.file}.{ext}" for s in [*specs().values(), *p.ca_specs(), *per_member] if s.file
               for ext in ("crt", "key")}
     issued |= {f"{p.SA_KEY.file}.key", f"{p.SA_KEY.file}.pub"}

@@ -127,7 +127,7 @@ def test_affinity_groups_resolvable_passes() -> None:
 
 def test_affinity_group_that_selects_nothing_fails() -> None:
     broken = copy.deepcopy(rendered(placement={"preferredRegions": ["eu-fsn"]}))
-    broken["spec"]["placement"]["clusterAffinities"][0]["fieldSelector"]["matchExpressions"][0]["values"] = ["x"]
+    broken["spec"]["placement"]["clusterAffinities"][0]["clusterNames"] = ["x"]
     assert rules.affinity_groups_resolvable(stack(broken)) == [
         ("t/t: affinity group preferred selects no Cluster in this stack", "urn:pp:t")]
 

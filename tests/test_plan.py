@@ -141,20 +141,24 @@ def test_no_secret_value_in_any_plan_file(plan_dir: Path, rendered_dev) -> None:
 
 def test_stack_secrets_never_reach_the_plan(plan_dir: Path, rendered_dev) -> None:
     """The Hetzner DNS token and the CAPI kubeconfig (stack secrets; offline their placeholders) are used by
-    the program (the webhook's Secret, the CAPI provider) but appear in no plan file, raw or base64."""
+    the program (the DNS zone's hcloud provider, the CAPI provider) but appear in no plan file, raw or base64;
+    nor do the nameservers' TSIG keys (dns.mode self-hosted: random, in two Secrets)."""
     from hubctl.stackfile import placeholder, read_stack
 
     stack = read_stack(REPO, "dev")
     assert {"karmada-hub:hetznerDnsToken", "karmada-hub:capiKubeconfig"} <= set(stack.secret_keys)
     token = placeholder("karmada-hub:hetznerDnsToken")
-    used = [r for r in rendered_dev.records if r.type == "kubernetes:core/v1:Secret"
-            and (unwrap(r.inputs).get("metadata") or {}).get("name") == "external-dns-hetzner"]
-    assert used and base64.b64decode(unwrap(used[0].inputs)["data"]["token"]).decode() == token
-    for key in stack.secret_keys:
-        value = placeholder(key)
+    used = [r for r in rendered_dev.records if r.type == "pulumi:providers:hcloud" and r.name == "hcloud-dns"]
+    assert used and unwrap(used[0].inputs)["token"] == token
+    tsig = [r for r in rendered_dev.records if r.type == "kubernetes:core/v1:Secret"
+            and (unwrap(r.inputs).get("metadata") or {}).get("name") == "knot-tsig"]
+    assert tsig
+    keys = base64.b64decode(unwrap(tsig[0].inputs)["data"]["secret"]).decode()
+    values = [placeholder(key) for key in stack.secret_keys] + [keys]
+    for value in values:
         for rel, content in files_of(plan_dir).items():
             text = content.decode()
-            assert value not in text and base64.b64encode(value.encode()).decode() not in text, (key, rel)
+            assert value not in text and base64.b64encode(value.encode()).decode() not in text, (value[:8], rel)
 
 
 def test_a_plan_prints_no_secret(rendered_dev) -> None:
@@ -361,7 +365,12 @@ def test_diff_reports_added_servers_and_changes(plan_dir: Path, five_server_plan
     assert len(added_servers) == 2
     assert md.startswith("### karmada-hub plan diff: `dev`\n")
     assert f" · {len(added)} to add · " in md and f"({len(old)} → {len(new)} resources)" in md
-    assert "#### Removals and replacements" not in md
+    # two more hub servers are two more nameservers: the nameservers' configuration and the controller's copy of
+    # the zone change, and a ConfigMap's data is replaced; nothing else goes
+    removals = md.split("#### Removals and replacements", 1)[1].split("\n#### ", 1)[0]
+    replaced = sorted(line for line in removals.splitlines() if line.startswith("- ") and "ConfigMap" in line)
+    assert len(replaced) == 2 and all("knot" in line or "traffic-failover-zone" in line for line in replaced), removals
+    assert "Server" not in removals and "Secret" not in removals
     section = md.split("##### HubCluster hub", 1)[1]
     for name in added_servers:
         assert f"`Server {name}`" in section

@@ -148,7 +148,7 @@ def policies_of(violations: list[Violation]) -> set[str]:
 
 def test_good_plan_has_no_violations() -> None:
     assert check_plan(good_plan()) == []
-    assert format_violations([], "dev") == "policy: ok in dev (13 rules, 0 violations)"
+    assert format_violations([], "dev") == "policy: ok in dev (14 rules, 0 violations)"
 
 
 # ------------------------------------------------------------------------------------------- etcd
@@ -296,6 +296,11 @@ def test_dns_min_ttl_flag_and_other_ttl_inputs() -> None:
     assert rules.dns_short_ttl("kubernetes:externaldns.k8s.io/v1alpha1:DNSEndpoint", endpoint)
     assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {"ttl": 3600})
     assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {"ttl": 60}) == []
+    # a delegation's NS set and nameserver addresses may keep a long TTL; a labelled failover-ish record may not
+    delegation = {"labels": {"karmada-hub.io/dns-role": "delegation"}, "ttl": 3600}
+    assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {**delegation, "type": "NS"}) == []
+    assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {**delegation, "type": "A"}) == []
+    assert rules.dns_short_ttl("hcloud:index/zoneRrset:ZoneRrset", {**delegation, "type": "CNAME"})
     assert rules.dns_short_ttl("hcloud:index/server:Server", {"ttl": 3600}) == []
 
 
@@ -444,7 +449,7 @@ def test_main_policy_exit_codes_and_report(tmp_path: Any) -> None:
     assert main_policy(bad, out) == 1
     report = out.getvalue()
     assert "etcd-quorum:" in report and "kubernetes:apps/v1:StatefulSet etcd" in report
-    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (13 rules)")
+    assert report.rstrip().endswith("policy: FAILED in dev: 1 mandatory violation (14 rules)")
 
     out = io.StringIO()
     assert main_policy(tmp_path / "missing", out) == 1
@@ -631,7 +636,7 @@ def test_an_opted_in_api_lb_is_named_world_reachable_and_passes() -> None:
     report = format_violations(found, "dev")
     assert report.splitlines()[0] == "advisory:"
     assert "WORLD-REACHABLE: tcp 5443, 6443 from any address on the internet" in report
-    assert report.endswith("policy: ok in dev (13 rules, 0 violations)")
+    assert report.endswith("policy: ok in dev (14 rules, 0 violations)")
     out = io.StringIO()
     plan_path = Path(__import__("tempfile").mkdtemp()) / "plan.json"
     plan_path.write_text(json.dumps(_with(*_api_lb(public=True, label=True))))
@@ -645,3 +650,60 @@ def test_a_public_lb_serving_only_web_ports_is_none_of_the_rules_business() -> N
     assert check_plan(_with(*regional)) == []
     # a service of another LB (another name prefix) is not this LB's
     assert check_plan(_with(*regional, *_api_lb(public=False))) == []
+
+
+# ------------------------------------------------------------------------------ region-identity-subject
+
+
+def _region_signer(attrs: list[Any], user: str | None = None, key: Any = None) -> tuple[str, dict]:
+    import hashlib
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = key or ec.generate_private_key(ec.SECP256R1())
+    csr = x509.CertificateSigningRequestBuilder().subject_name(x509.Name(attrs)).sign(key, hashes.SHA256())
+    der = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "pulumi-python:dynamic:Resource", {
+        "kind": "RegionCertificate", "region": "eu-fsn",
+        "csrPem": csr.public_bytes(serialization.Encoding.PEM).decode(),
+        "user": user or f"karmada-hub:region:eu-fsn:{hashlib.sha256(der).hexdigest()[:12]}", "caKeyPem": "[secret]"}
+
+
+def test_region_identity_subject_both_ways() -> None:
+    """The policy's own reading of what the hub signs: the exact CSR subject and the key-bound user pass; a group
+    in the CSR, another region's name or a user that is not the key's are findings (experiment 2 of the review
+    passed the pack with 0 violations)."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    cn = x509.NameAttribute(NameOID.COMMON_NAME, "karmada-hub:region:eu-fsn")
+    assert rules.region_identity_subject(*_region_signer([cn])) == []
+    masters = rules.region_identity_subject(*_region_signer(
+        [cn, x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:masters")]))
+    assert masters == ["the CSR asks for O=system:masters,CN=karmada-hub:region:eu-fsn, not exactly "
+                       "CN=karmada-hub:region:eu-fsn"]
+    assert rules.region_identity_subject(*_region_signer(
+        [x509.NameAttribute(NameOID.COMMON_NAME, "karmada-hub:region:eu-hel")]))
+    wrong_user = rules.region_identity_subject(*_region_signer([cn], user="karmada-hub:region:eu-fsn:000000000000"))
+    assert wrong_user and wrong_user[0].startswith(
+        "it would sign the subject CN=karmada-hub:region:eu-fsn:000000000000")
+    rtype, props = _region_signer([cn])
+    assert rules.region_identity_subject(rtype, {**props, "csrPem": "[computed]"}) == []  # judged at `up`
+
+
+@pytest.mark.parametrize(("subjects", "ok"), [
+    ([{"kind": "User", "name": "karmada-hub:region:eu-fsn:0123456789ab", "apiGroup": "rbac.authorization.k8s.io"}],
+     True),
+    ([{"kind": "User", "name": "karmada-hub:region:eu-fsn"}], False),
+    ([{"kind": "User", "name": "karmada-hub:region:eu-hel:0123456789ab"}], False),
+    ([{"kind": "Group", "name": "karmada-hub:region:eu-fsn:0123456789ab"}], False),
+    ([{"kind": "User", "name": "karmada-hub:region:eu-fsn:0123456789ab"}, {"kind": "Group", "name": "x"}], False),
+])
+def test_region_bindings_bind_one_key_bound_user(subjects: list, ok: bool) -> None:
+    props = {"metadata": {"name": "karmada-hub:region:eu-fsn", "namespace": "shop"}, "subjects": subjects}
+    found = rules.region_identity_subject("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", props)
+    assert (found == []) is ok, found
+    other = {"metadata": {"name": "system:karmada:x"}, "subjects": subjects}
+    assert rules.region_identity_subject("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", other) == []

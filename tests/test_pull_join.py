@@ -2,20 +2,24 @@
 
 The hub is a fake karmada-apiserver serving TLS with the karmada-apiserver certificate prod-hub renders, verifying
 client certificates against the rendered Karmada CA, authenticating bootstrap tokens from the Secrets it holds,
-authorizing with prod-hub's rendered Roles and bindings, and approving and signing CSRs as karmada-controller-
-manager's agentcsrapproving and kube-controller-manager's csrsigning do at v1.18.2/v1.35 (the approver's checks
-from pkg/controllers/certificate/approver/agent_csr_approving.go, its SubjectAccessReview against the same RBAC,
-signed with the rendered Karmada CA key, capped at `--cluster-signing-duration`). The member is a fake
-kube-apiserver authorizing with the Roles prod-fsn1 renders into member prod-fsn1-b.
+authorizing with prod-hub's rendered Roles and bindings, with the approvers the rendered hub runs: the hub's own
+(agents/agent_csr_approver.py, with its rendered certificate and arguments, polling as its Deployment does) and,
+only if the rendered karmada-controller-manager still ran it, upstream's agentcsrapproving (its checks from
+pkg/controllers/certificate/approver/agent_csr_approving.go and its SubjectAccessReview against the same RBAC);
+kube-controller-manager's csrsigning signs what is approved with the rendered Karmada CA key, capped at
+`--cluster-signing-duration`. The member is a fake kube-apiserver authorizing with the Roles prod-fsn1 renders
+into member prod-fsn1-b.
 
 1. PullJoin's create (as the region stack runs it, with the region's rendered identity) writes the hub's bootstrap
    token and the member's bootstrap Secret; what it returns holds no token.
 2. agents/pull_join.py runs for real (`python3` with the rendered Job's arguments, the real `openssl` making the
    key and CSR), gets its certificate with the token and writes the agent's kubeconfig into the member.
 3. That kubeconfig opens a real mutual-TLS session to the hub, as the agent, and the rendered agent RBAC lets it
-   do what the agent does (create/update its Cluster, its two leases, its self-rotation CSR) and nothing else.
-Also: a second join is a no-op, an expired token is refused, a token cannot buy more than an agent's rights, and
-the restart CronJob rolls exactly the agents that run an older certificate.
+   do what the agent does (read the Cluster the hub made for it, update its status, its two leases, its
+   self-rotation CSR) and nothing else: no Cluster of its own making, no change to its Cluster's spec.
+Also: a second join is a no-op, an expired token is refused, a token cannot buy more than its own member's agent
+(the review's attack: a region identity's token for another member), and the restart CronJob rolls exactly the
+agents that run an older certificate.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import datetime as dt
 import json
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from agents import pull_join as script
+from components.fleet import csr_approver_docs as approver_docs
 from components.fleet import member_docs as docs
 from components.fleet import pull_join
 from components.kube.api_client import KubeApi
@@ -52,6 +59,7 @@ from tests.support.tools import REPO, require_tool
 
 MEMBER = "prod-fsn1-b"
 SIGNING_CAP = dt.timedelta(hours=720)
+BACKDATE = dt.timedelta(minutes=5)
 ADMIN_TOKEN, JOIN_TOKEN, RESTART_TOKEN = "member-admin", "join-sa-token", "restart-sa-token"
 USAGES_FULL = {"digital signature", "key encipherment", "client auth"}
 
@@ -68,13 +76,51 @@ def _record(plan: Plan, name: str) -> Any:
 # ------------------------------------------------------------------------------- the approver + signer
 
 
-class Approver:
-    """agentcsrapproving (recognize, SubjectAccessReview on the CSR's user) followed by csrsigning."""
+def _upstream_approver_enabled(hub_plan: Plan) -> bool:
+    """Whether the rendered karmada-controller-manager runs agentcsrapproving (`*` without `-agentcsrapproving`)."""
+    deployment = find(hub_plan, "host", "Deployment", "karmada-controller-manager")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    controllers = next(a.split("=", 1)[1] for a in args if a.startswith("--controllers=")).split(",")
+    return "-agentcsrapproving" not in controllers and ("*" in controllers or "agentcsrapproving" in controllers)
+
+
+class Signer:
+    """kube-controller-manager's csrsigning: signs every approved kube-apiserver-client CSR with the Karmada CA,
+    capped at `--cluster-signing-duration`."""
 
     def __init__(self, server: FakeApiServer, ca_cert: x509.Certificate, ca_key: Any) -> None:
         self.server, self.ca_cert, self.ca_key = server, ca_cert, ca_key
 
-    def __call__(self, verb: str, key: Key, obj: dict[str, Any], _user: User) -> None:
+    def __call__(self, _verb: str, key: Key, obj: dict[str, Any], _user: User) -> None:
+        if key[:2] != ("certificates.k8s.io", "certificatesigningrequests"):
+            return
+        status = obj.get("status") or {}
+        approved = any(c.get("type") == "Approved" for c in status.get("conditions") or [])
+        if not approved or status.get("certificate") or obj["spec"].get("signerName") != script.SIGNER:
+            return
+        csr = x509.load_pem_x509_csr(base64.b64decode(obj["spec"]["request"]))
+        now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        life = min(dt.timedelta(seconds=int(obj["spec"].get("expirationSeconds", 10**9))), SIGNING_CAP)
+        # csrsigning's PermissiveSigningPolicy: NotBefore = now - 5m; NotAfter = now + ttl - 5m for ttl >= 8h
+        # (kubernetes v1.35.4 pkg/controller/certificates/signer/signer.go sign, authority/policies.go apply)
+        cert = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(self.ca_cert.subject)
+                .public_key(csr.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(now - BACKDATE).not_valid_after(now + life - BACKDATE)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+                .sign(self.ca_key, hashes.SHA256()))
+        obj["status"] = {**status, "certificate": base64.b64encode(
+            cert.public_bytes(serialization.Encoding.PEM)).decode()}
+        self.server.put(*key[:2], obj)
+
+
+class UpstreamApprover:
+    """agentcsrapproving as karmada v1.18.2 runs it (recognize, SubjectAccessReview on the CSR's user): in the lab
+    only when the rendered controller-manager runs it."""
+
+    def __init__(self, server: FakeApiServer, signer: Signer) -> None:
+        self.server, self.signer = server, signer
+
+    def __call__(self, verb: str, key: Key, obj: dict[str, Any], user: User) -> None:
         if verb != "create" or key[:2] != ("certificates.k8s.io", "certificatesigningrequests"):
             return
         spec = obj["spec"]
@@ -98,15 +144,42 @@ class Approver:
                    for sub in subresources):
             return
         obj["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "AutoApproved"}]}
-        now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-        life = min(dt.timedelta(seconds=int(spec.get("expirationSeconds", 10**9))), SIGNING_CAP)
-        cert = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(self.ca_cert.subject)
-                .public_key(csr.public_key()).serial_number(x509.random_serial_number())
-                .not_valid_before(now - dt.timedelta(seconds=1)).not_valid_after(now + life)
-                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-                .sign(self.ca_key, hashes.SHA256()))
-        obj["status"]["certificate"] = base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
-        self.server.put(*key[:2], obj)  # approval and certificate, as the controllers write them
+        self.signer("update", key, self.server.put(*key[:2], obj), user)  # a direct write runs no hooks
+
+
+class HubApprover:
+    """The rendered hub's own approver (agents/agent_csr_approver.py `reconcile` and `clean_tokens`, with its
+    rendered client certificate and --member arguments) on a thread polling the fake hub, as its Deployment runs."""
+
+    def __init__(self, hub_plan: Plan, server: FakeApiServer, tmp: Path) -> None:
+        from agents import agent_csr_approver
+
+        self.module = agent_csr_approver
+        pki = secret_files(find(hub_plan, "host", "Secret", approver_docs.CERT_SECRET))
+        for name, text in pki.items():
+            (tmp / f"approver-{name}").write_text(text)
+        deployment = find(hub_plan, "host", "Deployment", approver_docs.NAME)
+        args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        self.tokens = agent_csr_approver.token_map(a.split("=", 1)[1] for a in args if a.startswith("--member="))
+        self.api = agent_csr_approver.Client(server.url, str(tmp / "approver-ca.crt"),
+                                             cert_file=str(tmp / "approver-tls.crt"),
+                                             key_file=str(tmp / "approver-tls.key"))
+        self.stop = threading.Event()
+        self.errors: list[str] = []
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.module.reconcile(self.api, self.tokens)
+            except Exception as err:  # reported by the fixture's teardown
+                self.errors.append(repr(err))
+            self.stop.wait(0.1)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
 
 
 def _pem_files(tmp: Path, name: str, cert_pem: str, key_pem: str) -> tuple[Path, Path]:
@@ -146,6 +219,18 @@ class Lab:
     def member_secret(self, name: str) -> dict[str, Any] | None:
         return self.member.get("", "secrets", docs.AGENT_NAMESPACE, name)
 
+    def decided(self, name: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The CSR once the hub decided it (a certificate, or a Denied condition); bounded."""
+        deadline = time.monotonic() + timeout
+        while True:
+            csr = self.hub.get("certificates.k8s.io", "certificatesigningrequests", "", name) or {}
+            status = csr.get("status") or {}
+            if status.get("certificate") or any(c.get("type") == "Denied" for c in status.get("conditions") or []):
+                return csr
+            if time.monotonic() > deadline:
+                return csr
+            time.sleep(0.05)
+
 
 @pytest.fixture
 def lab(rendered_prod: dict[str, Plan], tmp_path: Path) -> Iterator[Lab]:
@@ -159,7 +244,13 @@ def lab(rendered_prod: dict[str, Plan], tmp_path: Path) -> Iterator[Lab]:
     hub = FakeApiServer(*_pem_files(tmp_path, "hub", api["apiserver.crt"], api["apiserver.key"]),
                         client_ca=tmp_path / "karmada-ca.crt", bootstrap_tokens=True,
                         rbac=Rbac(_rbac_objects(hub_plan, "karmada"), builtins=NODE_BOOTSTRAPPER))
-    hub.hooks.append(Approver(hub, ca_cert, ca_key))
+    signer = Signer(hub, ca_cert, ca_key)
+    if _upstream_approver_enabled(hub_plan):
+        hub.hooks.append(UpstreamApprover(hub, signer))
+    hub.hooks.append(signer)
+    hub_approver = HubApprover(hub_plan, hub, tmp_path) if any(
+        o["kind"] == "Deployment" and o["metadata"]["name"] == approver_docs.NAME
+        for _, o in objects(hub_plan)) else None
     member_ca, member_cert, member_key = _member_tls(tmp_path)
     member_rbac = Rbac(_rbac_objects(region_plan, f"member-{MEMBER}"))
     member = FakeApiServer(*_pem_files(tmp_path, "member", member_cert, member_key), rbac=member_rbac,
@@ -168,18 +259,44 @@ def lab(rendered_prod: dict[str, Plan], tmp_path: Path) -> Iterator[Lab]:
                                JOIN_TOKEN: User(f"system:serviceaccount:{docs.AGENT_NAMESPACE}:{docs.JOIN_NAME}"),
                                RESTART_TOKEN: User(f"system:serviceaccount:{docs.AGENT_NAMESPACE}:{docs.RESTART_NAME}"),
                            })
-    provider = _record(region_plan, "k8s-karmada")
-    writer = yaml.safe_load(unwrap(provider.inputs)["kubeconfig"])
-    writer["clusters"][0]["cluster"]["server"] = hub.url  # the fake plays api.hub.prod.example.com:32443
+    writer = _region_writer(hub_plan, ca_cert, ca_key, hub.url)
     job = find(region_plan, f"member-{MEMBER}", "Job", docs.JOIN_NAME)
     cron = find(region_plan, f"member-{MEMBER}", "CronJob", docs.RESTART_NAME)
     job_args = job["spec"]["template"]["spec"]["containers"][0]["args"]
     restart_args = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
     try:
-        yield Lab(hub, member, member_ca, api["ca.crt"], tmp_path, yaml.safe_dump(writer), job_args, restart_args)
+        yield Lab(hub, member, member_ca, api["ca.crt"], tmp_path, writer, job_args, restart_args)
     finally:
+        if hub_approver is not None:
+            hub_approver.close()
+            assert hub_approver.errors == []
         hub.close()
         member.close()
+
+
+def _region_writer(hub_plan: Plan, ca_cert: x509.Certificate, ca_key: Any, server: str) -> str:
+    """prod-fsn1's identity as the hub binds it: the user name the hub signed for the region's committed key (the
+    example's key was thrown away, so the lab signs that name for a key of its own with the rendered Karmada CA);
+    the fake hub plays api.hub.prod.example.com:32443."""
+    user = hub_plan.raw_outputs["regionIdentities"]["eu-fsn"]["user"]
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, user)]))
+            .issuer_name(ca_cert.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=1)).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    return kubeconfig(user, server, ca_cert.public_bytes(serialization.Encoding.PEM).decode(),
+                      cert.public_bytes(serialization.Encoding.PEM).decode(),
+                      key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption()).decode())
+
+
+def rendered_user(lab: Lab) -> str:
+    """The user name of the lab's region writer (the one the hub binds prod-fsn1's RBAC to)."""
+    import yaml
+
+    return str(yaml.safe_load(lab.writer)["users"][0]["name"]).removesuffix("-admin")
 
 
 def _pull_join(lab: Lab) -> dict[str, Any]:
@@ -199,7 +316,7 @@ def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
     assert set(facts) == {"tokenId", "joined", "expiresAt"} and facts["joined"] is False
     expires = dt.datetime.fromisoformat(facts["expiresAt"].replace("Z", "+00:00"))
     assert dt.timedelta(minutes=59) < expires - dt.datetime.now(dt.UTC) <= dt.timedelta(hours=1)
-    region_user = region_rbac.region_user("eu-fsn")
+    region_user = rendered_user(lab)
     assert [s for u, m, _, s in lab.hub.requests if u == region_user] == [201]  # created by SSA, with its own identity
     bootstrap = lab.member_secret(docs.AGENT_BOOTSTRAP_SECRET)
     assert bootstrap is not None and base64.b64decode(bootstrap["data"]["token"]).decode() == token
@@ -227,21 +344,28 @@ def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
     (csr,) = lab.hub.items("certificates.k8s.io", "certificatesigningrequests")
     assert csr["spec"]["username"] == f"system:bootstrap:{docs.token_id(MEMBER)}"
     assert csr["spec"]["expirationSeconds"] == docs.AGENT_CERT_SECONDS
-    assert csr["status"]["conditions"][0]["reason"] == "AutoApproved"
+    assert csr["status"]["conditions"][0]["reason"] == "KarmadaHubAgentApprover"
+    assert csr["status"]["conditions"][0]["message"] == (f"join of {MEMBER} with its own bootstrap token "
+                                                          f"{docs.token_id(MEMBER)}")
 
     # The agent's credential at the hub, over real mutual TLS, with the rendered agent RBAC.
     agent = KubeApi.from_kubeconfig(json.dumps(config))
     clusters = "/apis/cluster.karmada.io/v1alpha1/clusters"
     mine = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": MEMBER},
             "spec": {"syncMode": "Pull", "id": "kube-system-uid"}}
+    lab.hub.put("cluster.karmada.io", "clusters", mine)  # the hub made it (member_docs.cluster_object)
     assert agent.request("GET", clusters)[0] == 200  # Validate lists every Cluster
-    assert agent.request("POST", clusters, mine)[0] == 201
-    changed = {**mine, "spec": {**mine["spec"], "region": "eu-fsn"}}
-    assert agent.request("PUT", f"{clusters}/{MEMBER}", changed)[0] == 200  # CreateOrUpdateClusterObject
-    assert agent.request("PUT", f"{clusters}/{MEMBER}/status", mine)[0] in (200, 404)
+    assert agent.request("GET", f"{clusters}/{MEMBER}")[0] == 200  # CreateOrUpdateClusterObject reads it
+    rogue = {**mine, "metadata": {"name": "rogue"}, "spec": {"syncMode": "Push", "secretRef": {
+        "namespace": "karmada-cluster", "name": "prod-fsn1-a"}, "apiEndpoint": "https://attacker.example"}}
+    assert agent.request("POST", clusters, rogue)[0] == 403  # review C2: no Cluster of its own making
+    redirected = {**mine, "spec": {**mine["spec"], "apiEndpoint": "https://attacker.example", "region": "eu-hel"}}
+    assert agent.request("PUT", f"{clusters}/{MEMBER}", redirected)[0] == 403  # nor a changed spec
+    assert agent.request("PUT", f"{clusters}/{MEMBER}/status", {**mine, "status": {"conditions": []}})[0] == 200
     assert agent.request("DELETE", f"{clusters}/{MEMBER}")[0] == 403
     lab.hub.put("cluster.karmada.io", "clusters", {"metadata": {"name": "prod-fsn1-a"}, "spec": {}})
     assert agent.request("PUT", f"{clusters}/prod-fsn1-a", {"metadata": {"name": "prod-fsn1-a"}})[0] == 403
+    assert agent.request("PUT", f"{clusters}/prod-fsn1-a/status", {"metadata": {"name": "prod-fsn1-a"}})[0] == 403
     leases = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
     for ns, name in (("karmada-cluster", MEMBER), ("karmada-system", docs.agent_leader_lease(MEMBER))):
         lease = {"metadata": {"name": name}, "spec": {}}
@@ -263,8 +387,8 @@ def test_a_pull_member_joins_with_a_bootstrap_token_and_a_csr(lab: Lab) -> None:
                      "usages": script.USAGES, "expirationSeconds": docs.AGENT_CERT_SECONDS}}
     status, _ = agent.request("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", body)
     assert status == 201
-    rotated = lab.hub.get("certificates.k8s.io", "certificatesigningrequests", "", f"{MEMBER}-next")
-    assert rotated is not None and rotated["status"]["certificate"]
+    rotated = lab.decided(f"{MEMBER}-next")
+    assert rotated["status"]["certificate"], rotated.get("status")
     assert rotated["spec"]["username"] == docs.agent_user(MEMBER)
 
     # A second join is a no-op, and PullJoin sees the member is joined.
@@ -312,8 +436,9 @@ def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> 
     secret = lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)
     assert secret is not None
     user = json.loads(base64.b64decode(secret["data"][docs.AGENT_KUBECONFIG_SECRET]))["users"][0]
-    issued = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"])
-                                            ).not_valid_before_utc
+    not_before = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"])
+                                                ).not_valid_before_utc
+    issued = not_before + BACKDATE  # when kube-controller-manager signed it
     lab.member.put("apps", "deployments", {"metadata": {"name": docs.AGENT_NAME, "namespace": docs.AGENT_NAMESPACE},
                                            "spec": {"template": {"metadata": {}}}})
 
@@ -326,16 +451,113 @@ def test_the_restart_job_rolls_only_agents_on_an_older_certificate(lab: Lab) -> 
     pod("agent-new", issued + dt.timedelta(minutes=10))
     fresh = lab.run(lab.restart_args, RESTART_TOKEN)
     assert fresh.returncode == 0 and fresh.stdout.strip() == "restart: every agent runs the current certificate"
+    # started a minute after the rotation: kubelet may still have served it the old file. Measured from notBefore
+    # (five minutes earlier) this container looked six minutes younger than the certificate and was never rolled.
+    pod("agent-just-after", issued + dt.timedelta(minutes=1))
     pod("agent-old", issued - dt.timedelta(days=20))
     rolled = lab.run(lab.restart_args, RESTART_TOKEN)
     assert rolled.returncode == 0, rolled.stderr
-    assert rolled.stdout.strip().startswith("restart: restarting agent-old for the certificate issued ")
+    assert rolled.stdout.strip().startswith(
+        "restart: restarting agent-just-after, agent-old for the certificate valid from "), rolled.stdout
     deployment = lab.member.get("apps", "deployments", docs.AGENT_NAMESPACE, docs.AGENT_NAME)
     assert deployment is not None
     mark = deployment["spec"]["template"]["metadata"]["annotations"][script.RESTART_ANNOTATION]
-    assert mark == issued.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert mark == not_before.strftime("%Y-%m-%dT%H:%M:%SZ")
     again = lab.run(lab.restart_args, RESTART_TOKEN)
-    assert again.stdout.strip() == f"restart: a rollout for the certificate issued {mark} is under way"
+    assert again.stdout.strip() == f"restart: a rollout for the certificate valid from {mark} is under way"
+
+
+def _kubeconfig_secret(server: str, ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
+    text = script.kubeconfig(MEMBER, server, ca_pem.encode(), cert_pem.encode(), key_pem.encode())
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": docs.AGENT_KUBECONFIG_SECRET, "namespace": docs.AGENT_NAMESPACE},
+            "data": {docs.AGENT_KUBECONFIG_KEY: base64.b64encode(text.encode()).decode()}}
+
+
+@pytest.mark.parametrize("change", ["hub CA", "hub URL"])
+def test_a_member_that_trusts_another_hub_joins_again(lab: Lab, change: str) -> None:
+    """After a Karmada CA change or a new hub URL the member's certificate still has weeks left: that must not count
+    as joined. PullJoin (its create runs again when hubUrl/hubCaPem change) writes a new token, and the Job (its
+    template carries the hub's fingerprint, so it runs again) replaces the kubeconfig."""
+    old_ca = make_ca("karmada-before-rotation")
+    old_cert = make_leaf(old_ca, docs.agent_user(MEMBER), False)
+    server, ca = (lab.hub.url, old_ca.cert_pem) if change == "hub CA" else ("https://old-hub.example.com:32443",
+                                                                           lab.karmada_ca)
+    if change == "hub URL":  # a certificate of the current CA, for a hub that moved
+        signed = lab.run(lab.job_args, JOIN_TOKEN) if _pull_join(lab) else None
+        assert signed is not None and signed.returncode == 0, signed.stderr
+        config = json.loads(base64.b64decode(lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)["data"][  # type: ignore
+            docs.AGENT_KUBECONFIG_KEY]))
+        user = config["users"][0]["user"]
+        old_cert.cert_pem = base64.b64decode(user["client-certificate-data"]).decode()
+        old_cert.key_pem = base64.b64decode(user["client-key-data"]).decode()
+    lab.member.put("", "secrets", _kubeconfig_secret(server, ca, old_cert.cert_pem, old_cert.key_pem))
+
+    facts = _pull_join(lab)  # against the current hub: lab.hub.url and the rendered Karmada CA
+    assert facts["joined"] is False, "a certificate with life left is not a join to this hub"
+    result = lab.run(lab.job_args, JOIN_TOKEN)
+    assert result.returncode == 0, result.stderr
+    assert "is stale: it points at another hub (server or CA) than the bootstrap Secret" in result.stdout
+    assert result.stdout.strip().endswith("join: joined")
+    config = json.loads(base64.b64decode(lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)["data"][  # type: ignore
+        docs.AGENT_KUBECONFIG_KEY]))
+    assert config["clusters"][0]["cluster"]["server"] == lab.hub.url
+    assert base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode() == lab.karmada_ca
+    cert = x509.load_pem_x509_certificate(base64.b64decode(config["users"][0]["user"]["client-certificate-data"]))
+    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(lab.karmada_ca.encode()))
+    assert _pull_join(lab)["joined"] is True
+
+
+def test_joined_means_this_hub_this_ca_a_signed_certificate_and_life_left() -> None:
+    ca, other = make_ca("karmada"), make_ca("another karmada")
+    now = dt.datetime.now(dt.UTC)
+    leaf = make_leaf(ca, docs.agent_user(MEMBER), False)
+    url = "https://api.hub.example.com:32443"
+
+    def text(server: str = url, ca_pem: str = ca.cert_pem, cert_pem: str = leaf.cert_pem) -> bytes:
+        return script.kubeconfig(MEMBER, server, ca_pem.encode(), cert_pem.encode(), leaf.key_pem.encode()).encode()
+
+    assert pull_join.joins_to(text(), url, ca.cert_pem, now)
+    assert pull_join.joins_to(text(), url + "/", "\n" + ca.cert_pem.replace("\n", "\r\n"), now)  # same hub, rewrapped
+    rotated = yaml.safe_dump(json.loads(text()))  # certRotation writes it back as YAML
+    assert pull_join.joins_to(rotated.encode(), url, ca.cert_pem, now)
+    assert not pull_join.joins_to(text(), url, other.cert_pem, now), "another CA"
+    assert not pull_join.joins_to(text(server="https://old.example.com:32443"), url, ca.cert_pem, now), "another URL"
+    forged = make_leaf(other, docs.agent_user(MEMBER), False)
+    assert not pull_join.joins_to(text(cert_pem=forged.cert_pem), url, ca.cert_pem, now), "not signed by the CA"
+    assert not pull_join.joins_to(text(), url, ca.cert_pem, now + dt.timedelta(hours=22)), "life nearly used up"
+    assert not pull_join.joins_to(b"not: [a, kubeconfig", url, ca.cert_pem, now)
+    # the script's own decision, with the bootstrap Secret's hub
+    secret = _kubeconfig_secret(url, ca.cert_pem, leaf.cert_pem, leaf.key_pem)
+    require_tool("openssl", "Debian package openssl")
+    assert script.stale_because(secret, now, (url, ca.cert_pem.encode())) is None
+    assert script.stale_because(secret, now, None) is None
+    assert "another hub" in str(script.stale_because(secret, now, (url, other.cert_pem.encode())))
+    assert "another hub" in str(script.stale_because(secret, now, ("https://new.example.com", ca.cert_pem.encode())))
+    mixed = _kubeconfig_secret(url, ca.cert_pem, forged.cert_pem, forged.key_pem)
+    assert "does not verify" in str(script.stale_because(mixed, now, None))
+    assert "life left" in str(script.stale_because(secret, now + dt.timedelta(hours=22), None))
+
+
+def test_a_new_hub_url_or_ca_replaces_the_pull_join() -> None:
+    provider = pull_join._PullJoinProvider()
+    olds = {"cluster": MEMBER, "tokenId": "abc123", "generation": 1, "hubUrl": "https://a", "hubCaPem": "CA1",
+            "writerKubeconfig": "w", "memberKubeconfig": "m"}
+    for key, value in (("hubUrl", "https://b"), ("hubCaPem", "CA2"), ("generation", 2)):
+        diff = provider.diff("id", olds, {**olds, key: value})
+        assert diff.replaces == [key] and diff.delete_before_replace, key
+    diff = provider.diff("id", olds, {**olds, "writerKubeconfig": "w2"})
+    assert diff.changes and not diff.replaces
+
+
+def test_the_join_job_runs_again_for_another_hub(rendered_prod: dict[str, Plan]) -> None:
+    job = find(rendered_prod["prod-fsn1"], f"member-{MEMBER}", "Job", docs.JOIN_NAME)
+    hub = rendered_prod["prod-hub"]
+    outputs = hub.outputs
+    trust = job["spec"]["template"]["metadata"]["annotations"][docs.HUB_TRUST_ANNOTATION]
+    assert trust == docs.hub_trust(outputs["karmadaApiEndpoint"], outputs["karmadaCaCertPem"])
+    assert docs.hub_trust(outputs["karmadaApiEndpoint"], make_ca("new").cert_pem) != trust
+    assert docs.hub_trust("https://elsewhere:32443", outputs["karmadaCaCertPem"]) != trust
 
 
 def test_the_openssl_csr_has_exactly_the_agent_subject(tmp_path: Path) -> None:
@@ -366,3 +588,78 @@ def test_the_script_agrees_with_the_program_on_names() -> None:
     assert script.csr_subject("dev-hel1-a") == [("O", spec.organization[0]), ("CN", spec.common_name)]
     assert spec.common_name == docs.agent_user("dev-hel1-a")
     assert script.KUBECONFIG_KEY == docs.AGENT_KUBECONFIG_KEY == "karmada-kubeconfig"
+
+
+def test_an_all_in_one_join_waits_for_the_hub_side_rbac(rendered_dev: Plan) -> None:
+    """In one stack nothing else orders PullJoin (and so the Job) after what its CSR and its agent need: the token's
+    CSR rights, the hub's approver (its RBAC and Deployment), the agent's RBAC and the Cluster the hub makes for it
+    (the agent may not create one); without them the Job would wait out its 600 s on a first up."""
+    by_urn = {r.urn: r for r in rendered_dev.records}
+    for member in ("dev-hel1-a",):  # dev's Pull member
+        join = next(r for r in rendered_dev.records if r.name == f"member-{member}-join")
+        rbac = {r.urn for r in rendered_dev.records if r.custom and "rbac.authorization.k8s.io" in r.type and (
+            unwrap(r.inputs).get("metadata", {}).get("name", "") in {
+                "system:karmada:agent-bootstrap", "karmada-hub:agent-csr-approver",
+                f"system:karmada:{member}:agent", f"system:karmada:{member}:agent-work"})}
+        # 1 bootstrap binding; the approver's Role, ClusterRole and their bindings; the agent's 2 Roles and bindings
+        assert len(rbac) == 9, sorted(by_urn[u].name for u in rbac)
+        others = {r.urn for r in rendered_dev.records if r.custom and (
+            (r.type.endswith("apps/v1:Deployment") and unwrap(r.inputs)["metadata"]["name"] == approver_docs.NAME)
+            or (r.type.endswith("Cluster") and unwrap(r.inputs)["metadata"]["name"] == member))}
+        assert len(others) == 2, sorted(by_urn[u].name for u in others)
+        needed = rbac | others
+        assert needed <= set(join.dependencies), sorted(by_urn[u].name for u in needed - set(join.dependencies))
+
+
+def _agent_csr(cn: str) -> dict[str, Any]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    csr = (x509.CertificateSigningRequestBuilder()
+           .subject_name(x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "system:karmada:agents"),
+                                    x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+           .sign(key, hashes.SHA256()))
+    return {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"generateName": "attack-"},
+            "spec": {"request": base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode(),
+                     "signerName": script.SIGNER, "usages": script.USAGES, "expirationSeconds": 86400}}
+
+
+def test_attack_a_region_identity_mints_a_token_for_another_member(lab: Lab) -> None:
+    """Review C1, step 2: the region's identity may write its own Pull member's bootstrap token; before, that token
+    bought a certificate for *any* agent CN (upstream agentcsrapproving checks only that the requester may create
+    `clusteragent`, which the token group may), i.e. every Pull member's agent. Now the token for prod-fsn1-b gets
+    exactly prod-fsn1-b's agent: the hub's approver denies prod-hel1-b's CN with the reason, nothing is signed;
+    writing prod-hel1-b's own token is refused by RBAC; and an agent cannot renew into another member either."""
+    _pull_join(lab)
+    writer = KubeApi.from_kubeconfig(lab.writer)
+    expires = (dt.datetime.now(dt.UTC) + dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    other = docs.bootstrap_token_secret(docs.token_id("prod-hel1-b"), "0123456789abcdef", expires)
+    assert writer.request("POST", "/api/v1/namespaces/kube-system/secrets", other)[0] == 403
+
+    stored = lab.hub.get("", "secrets", "kube-system", region_rbac.bootstrap_token_secret_name(MEMBER))
+    assert stored is not None
+    token = f"{docs.token_id(MEMBER)}.{base64.b64decode(stored['data']['token-secret']).decode()}"
+    bootstrap = KubeApi(server=lab.hub.url, ca_pem=lab.karmada_ca, token=token)
+    csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+    for victim in ("prod-hel1-b", "prod-ash-a", "not-a-member"):
+        status, created = bootstrap.request("POST", csrs, _agent_csr(docs.agent_user(victim)))
+        assert status == 201, created
+        decided = lab.decided(created["metadata"]["name"])
+        assert not (decided.get("status") or {}).get("certificate"), f"{victim}: signed"
+        denied = [c for c in decided["status"]["conditions"] if c["type"] == "Denied"]
+        assert denied, decided.get("status")
+    assert denied[0]["message"] == "not-a-member is no Pull member of this hub"
+    messages = {c["message"] for csr in lab.hub.items("certificates.k8s.io", "certificatesigningrequests")
+                for c in (csr.get("status") or {}).get("conditions") or [] if c["type"] == "Denied"}
+    assert f"bootstrap token {docs.token_id(MEMBER)} is member {MEMBER}'s token, not prod-hel1-b's" in messages
+
+    # The joined agent asks for another member's certificate as a "renewal": denied too.
+    assert lab.run(lab.job_args, JOIN_TOKEN).returncode == 0
+    secret = lab.member_secret(docs.AGENT_KUBECONFIG_SECRET)
+    assert secret is not None
+    agent = KubeApi.from_kubeconfig(base64.b64decode(secret["data"][docs.AGENT_KUBECONFIG_SECRET]).decode())
+    status, created = agent.request("POST", csrs, _agent_csr(docs.agent_user("prod-hel1-b")))
+    assert status == 201
+    decided = lab.decided(created["metadata"]["name"])
+    assert not decided["status"].get("certificate")
+    assert decided["status"]["conditions"][-1]["message"] == (
+        f"requested by {docs.agent_user(MEMBER)}, neither prod-hel1-b's bootstrap token nor its agent")

@@ -15,7 +15,7 @@ def test_the_hub_stack_exports_exactly_the_declared_outputs_with_their_secrecy(r
 
 
 def test_all_in_one_exports_the_hub_outputs_and_its_regions(rendered_dev: Any) -> None:
-    assert set(rendered_dev.outputs) == {*HUB_OUTPUTS, "regionalLoadBalancers"}
+    assert set(rendered_dev.outputs) == {*HUB_OUTPUTS, "regionalLoadBalancers", "pullClusterIds"}
 
 
 def test_the_offline_stand_in_reads_only_declared_outputs() -> None:

@@ -306,8 +306,11 @@ def test_list_prints_rollout_order() -> None:
 @pytest.mark.parametrize(
     ("changed", "expected"),
     [
-        (["stacks/Pulumi.prod-hel1.yaml"], ["prod-hel1"]),
-        (["stacks/Pulumi.prod-ash.yaml", "stacks/Pulumi.dev.yaml", "README.md"], ["dev", "prod-ash"]),
+        # a region file is read by its hub (Clusters, agent RBAC, namespaces, the CSR it signs): both preview
+        (["stacks/Pulumi.prod-hel1.yaml"], ["prod-hub", "prod-hel1"]),
+        (["stacks/Pulumi.prod-ash.yaml", "stacks/Pulumi.dev.yaml", "README.md"], ["dev", "prod-hub", "prod-ash"]),
+        # a hub file holds what its regions mirror (gates, failover flags, DNS timing): every region previews
+        (["stacks/Pulumi.prod-hub.yaml"], PROD_ORDER),
         (["docs/runbook.md", "tests/test_x.py", ".github/workflows/up.yml", "stacks/rollout.yaml"], []),
         (["components/karmada/flags.py"], ["dev", *PROD_ORDER]),
         (["policy/rules/resources.py", "stacks/Pulumi.dev.yaml"], ["dev", *PROD_ORDER]),
@@ -323,7 +326,7 @@ def test_affected_by_file(tmp_path: Path) -> None:
     changed = tmp_path / "changed.txt"
     changed.write_text("stacks/Pulumi.prod-fsn1.yaml\n")
     code, out, _ = run("all", "--affected-by", str(changed))
-    assert code == 0 and json.loads(out) == ["prod-fsn1"]
+    assert code == 0 and json.loads(out) == ["prod-hub", "prod-fsn1"]
     assert run("all", "--affected-by", str(tmp_path / "nope"))[0] == rollout.EXIT_USAGE
 
 

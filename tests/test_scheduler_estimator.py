@@ -50,16 +50,29 @@ def test_estimator_is_ha_and_reachable_where_the_scheduler_dials(rendered_dev: A
     assert args["cluster-name"] == "dev-fsn1-a" and args["server-port"] == str(flags.ESTIMATOR_PORT)
 
 
-def test_member_kubeconfig_is_mounted_where_the_flag_points(rendered_dev: Any) -> None:
+def test_member_kubeconfig_is_the_hubs_around_the_regions_token(rendered_dev: Any) -> None:
+    """Review H3: the region writes data (a token and a CA), the hub the kubeconfig (server from the member's stack
+    file, both credentials as files), so no region can put an `exec` plugin or anything else into a hub pod; of the
+    region's Secret only `token` and `ca.crt` are mounted, whatever else it carries."""
     deploy = find(rendered_dev, "host", "Deployment", ESTIMATOR)
-    secret = find(rendered_dev, "host", "Secret", ESTIMATOR + manifests.MEMBER_KUBECONFIG_SUFFIX)
+    config_map = find(rendered_dev, "host", "ConfigMap", ESTIMATOR + manifests.MEMBER_KUBECONFIG_SUFFIX)
+    token = find(rendered_dev, "host", "Secret", ESTIMATOR + manifests.MEMBER_TOKEN_SUFFIX)
     pod = deploy["spec"]["template"]["spec"]
-    volume = next(v for v in pod["volumes"] if v["name"] == "member-kubeconfig")
-    mount = next(m for m in _container(deploy)["volumeMounts"] if m["name"] == "member-kubeconfig")
-    item = volume["secret"]["items"][0]
-    assert f"{mount['mountPath']}/{item['path']}" == flags.flag_values(_container(deploy)["args"])["kubeconfig"]
-    kubeconfig = yaml.safe_load(secret["stringData"][item["key"]])  # the member's kubeconfig, read from CAPI
-    assert kubeconfig["kind"] == "Config" and kubeconfig["current-context"] == "dev-fsn1-a"
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["name"]: m["mountPath"] for m in _container(deploy)["volumeMounts"]}
+    item = volumes["member-kubeconfig"]["configMap"]["items"][0]
+    assert f"{mounts['member-kubeconfig']}/{item['path']}" == flags.flag_values(_container(deploy)["args"])[
+        "kubeconfig"]
+    kubeconfig = yaml.safe_load(config_map["data"][item["key"]])
+    ca_file = f"{manifests.MEMBER_CREDENTIALS_DIR}/ca.crt"
+    assert kubeconfig["clusters"][0]["cluster"] == {"server": "https://dev-fsn1-a.k8s.dev.example.com:6443",
+                                                    "certificate-authority": ca_file}
+    assert kubeconfig["users"][0]["user"] == {"tokenFile": f"{manifests.MEMBER_CREDENTIALS_DIR}/token"}
+    credentials = volumes["member-credentials"]["secret"]
+    assert credentials["secretName"] == token["metadata"]["name"]
+    assert [(i["key"], i["path"]) for i in credentials["items"]] == [("token", "token"), ("ca.crt", "ca.crt")]
+    assert mounts["member-credentials"] == manifests.MEMBER_CREDENTIALS_DIR
+    assert set(token["stringData"]) == {"token", "ca.crt"}  # the region's write: data only
 
 
 def _write(tmp: Path, secret: dict[str, Any], keys: dict[str, str]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components.traffic import docs as traffic
-from components.traffic import failover_docs
+from components.traffic import failover_docs, nameserver_docs
 from components.traffic import refresher_docs as status_refresher
 from hubctl.commands import load_config
 from hubctl.mocks import unwrap
@@ -49,16 +49,27 @@ def _deployments(plan: Plan, target: str) -> dict[str, dict[str, Any]]:
 def test_prod_hub_owns_the_fleet_names(prod_plans: dict[str, Plan]) -> None:
     hub = prod_plans["prod-hub"]
     deployments = _deployments(hub, "host")
-    external_dns = deployments[traffic.EXTERNAL_DNS_NAME]
-    args = external_dns["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert "--txt-owner-id=karmada-hub-prod" in args and "--min-ttl=60s" in args and "--policy=sync" in args
+    # dns.mode self-hosted: no external-dns; the controller writes the zone to the hub's own nameservers
+    assert traffic.EXTERNAL_DNS_NAME not in deployments
+    args = deployments[failover_docs.NAME]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--dns-mode=self-hosted" in args and "--ttl=15" in args
+    assert [a for a in args if a.startswith("--nameserver=")] == [
+        "--nameserver=10.0.1.11:53", "--nameserver=10.0.1.12:53", "--nameserver=10.0.1.13:53"]
     assert status_refresher.NAME in deployments
     assert deployments[failover_docs.NAME]["spec"]["replicas"] == 3, "the failover controller: one per hub server"
+    (knot,) = [o for t, o in objects(hub) if t == "host" and o["kind"] == "DaemonSet"]
+    assert knot["metadata"]["namespace"] == nameserver_docs.NAMESPACE
     namespaces = {o["metadata"]["name"] for t, o in objects(hub) if t == "karmada" and o["kind"] == "Namespace"}
     assert traffic.INGRESS_NAMESPACE in namespaces  # the fleet's, so no region stack owns it
-    # its one record is the hub's API name; the regions' drill records belong to the region stacks
-    (record,) = [unwrap(r.inputs) for r in _records(hub, "hcloud:index/zoneRrset:ZoneRrset")]
-    assert (record["zone"], record["name"], record["type"]) == ("prod.example.com", "api.hub", "A")
+    # its records at Hetzner are the delegation: the NS set of prod.example.com and the nameservers' addresses
+    # in example.com; the API name lies in the delegated zone, so the nameservers serve it (a static record)
+    records = sorted((r["zone"], r["name"], r["type"]) for r in (unwrap(x.inputs) for x in _records(
+        hub, "hcloud:index/zoneRrset:ZoneRrset")))
+    assert records == [("example.com", "ns0-prod", "A"), ("example.com", "ns1-prod", "A"),
+                       ("example.com", "ns2-prod", "A"), ("example.com", "prod", "NS")]
+    zone = json.loads(next(o for t, o in objects(hub) if t == "host" and o["kind"] == "ConfigMap"
+                           and o["metadata"]["name"] == nameserver_docs.CONFIGMAP)["data"]["zone.json"])
+    assert [r["name"] for r in zone["static"]] == ["api.hub.prod.example.com."]
 
 
 @pytest.mark.parametrize(("stack", "region"), REGIONS.items())
@@ -66,13 +77,12 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
                                                              region: str) -> None:
     plan = prod_plans[stack]
     _, config = load_config(REPO, stack)
-    # The hub owns its Push members' Cluster objects (a region may not write a secretRef); Pull agents make
-    # their own. The region writes the Push credentials and runs the Pull agents.
+    # The hub owns every member's Cluster object (a region may not write a secretRef, a Pull agent may not create
+    # or change a Cluster). The region writes the Push credentials and runs the Pull agents.
     assert not [o for t, o in objects(plan) if t == "karmada" and o["kind"] in ("Cluster", "Namespace")]
     hub_clusters = {o["metadata"]["name"] for t, o in objects(prod_plans["prod-hub"])
                     if t == "karmada" and o["kind"] == "Cluster"}
-    assert {m.name for m in config.members if m.sync_mode == "Push"} <= hub_clusters
-    assert not {m.name for m in config.members if m.sync_mode == "Pull"} & hub_clusters
+    assert {m.name for m in config.members} <= hub_clusters
     for m in config.members:
         if m.sync_mode == "Pull":
             assert "karmada-agent" in _deployments(plan, f"member-{m.name}")
@@ -85,7 +95,8 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     for target in targets:
         assert unwrap(target.inputs)["usePrivateIp"] is True
         assert attachment.urn in target.dependencies  # targets on private IPs need the attachment first
-    assert len(_records(plan, "hcloud:index/zoneRrset:ZoneRrset")) == 1
+    # review H5: no DNS token, no record; the drill record <region>.lb.<domain> is served from the region ConfigMap
+    assert _records(plan, "hcloud:index/zoneRrset:ZoneRrset") == []
     (override,) = [o for t, o in objects(plan) if t == "karmada" and o["kind"] == "OverridePolicy"
                    and o["metadata"]["namespace"] == traffic.INGRESS_NAMESPACE]
     assert override["metadata"]["name"] == f"{traffic.INGRESS_CONTROLLER}-publish-status-{region}"
@@ -99,7 +110,8 @@ def test_region_stack_joins_its_members_behind_one_private_lb(prod_plans: dict[s
     (cm,) = [o for t, o in objects(plan) if t == "host" and o["kind"] == "ConfigMap"]
     assert cm["metadata"] == {**cm["metadata"], "name": f"traffic-region-{region}",
                               "namespace": failover_docs.NAMESPACE}
-    assert cm["data"]["members"] == ",".join(sorted(m.name for m in config.members))
+    assert cm["metadata"]["annotations"][failover_docs.MEMBERS_ANNOTATION] == ",".join(
+        sorted(m.name for m in config.members))
 
 
 def test_without_a_network_id_the_lb_uses_public_ips() -> None:
@@ -170,3 +182,41 @@ def test_no_two_prod_stacks_claim_the_same_hetzner_name(prod_plans: dict[str, Pl
                 continue
             owners.setdefault(key, []).append(stack)
     assert owners and not {k: v for k, v in owners.items() if len(v) > 1}
+
+
+def test_the_delegation_waits_for_the_controller_and_the_nameservers(rendered_dev: Plan) -> None:
+    """dns.mode self-hosted: the parent zone's NS records (the delegation itself) are created after the failover
+    controller's Deployment (ready = every known name decided and on a nameserver) and the Knot DaemonSet, so a
+    resolver never meets nameservers that do not hold the names yet; the address records need nothing."""
+    urn = {(r.type, r.name): r.urn for r in rendered_dev.records}
+    deployment = next(u for (t, n), u in urn.items() if t == "kubernetes:apps/v1:Deployment"
+                      and n.endswith(f"-{failover_docs.NAME}"))
+    daemonset = next(u for (t, n), u in urn.items() if t == "kubernetes:apps/v1:DaemonSet")
+    rrsets = [r for r in rendered_dev.records if r.type == "hcloud:index/zoneRrset:ZoneRrset"]
+    (ns,) = [r for r in rrsets if unwrap(r.inputs)["type"] == "NS"]
+    assert {deployment, daemonset} <= set(ns.dependencies)
+    assert unwrap(ns.inputs)["labels"] == {nameserver_docs.DELEGATION_LABEL: "delegation"}
+    for record in rrsets:
+        if record is not ns:
+            assert deployment not in record.dependencies
+
+
+def test_dns_mode_hetzner_still_plans_and_passes_policy(rendered_dev_hetzner: Plan) -> None:
+    """No example stack runs dns.mode hetzner any more; its path stays: dev switched to it renders external-dns,
+    no nameservers, a 60 s TTL, and passes the policy pack."""
+    files = render_files(rendered_dev_hetzner)
+    assert not check_plan(json.loads(files["plan.json"]))
+    deployments = _deployments(rendered_dev_hetzner, "host")
+    assert traffic.EXTERNAL_DNS_NAME in deployments
+    assert not [o for t, o in objects(rendered_dev_hetzner) if o["kind"] == "DaemonSet"]
+    args = deployments[failover_docs.NAME]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--ttl=60" in args and not [a for a in args if a.startswith(("--dns-mode=self", "--nameserver"))]
+
+
+@pytest.mark.parametrize("stack", ["prod-fsn1", "prod-hel1", "prod-ash"])
+def test_a_region_stack_has_no_dns_provider_and_writes_no_record(prod_plans: dict[str, Any], stack: str) -> None:
+    """Review H5: no provider holding the zone's token, no record set; the region's address reaches DNS only
+    through the hub (its ConfigMap on the host, which the hub's failover controller reads)."""
+    records = prod_plans[stack].records
+    assert not [r.name for r in records if r.type == "pulumi:providers:hcloud" and r.name == "hcloud-dns"]
+    assert not [r.name for r in records if r.type.startswith("hcloud:index/zoneRrset")]

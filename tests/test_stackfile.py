@@ -27,14 +27,14 @@ LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     ("a: caf\xe9\n".encode("latin-1"), "is not UTF-8: byte 0xe9 at line 1, column 7 (save the file as UTF-8)"),
     ("a: 1\n".encode("utf-16"), "is UTF-16 encoded; save it as UTF-8"),
     (b"a: b\x00c\n", "not valid YAML: line 1, column 5: character U+0000 is not allowed in YAML"),
-    (b"a: 1\nb: 2\na: 3\n", "line 3, column 1: duplicate key 'a' (first at line 1, column 1); YAML would silently "
-                            "keep only the last one"),
+    (b"a: 1\nb: 2\na: 3\n", "line 3, column 1 (under a): duplicate key 'a' (first at line 1, column 1); YAML would "
+                            "silently keep only the last one"),
     (b"a:\n\tb: 1\n", "not valid YAML: line 2, column 1: a tab character; YAML indents with spaces only"),
-    (b"a: [1, 2\nb: 3\n", "not valid YAML: line 2, column 2: did not find expected ',' or ']' (while parsing a flow "
-                          "sequence at line 1, column 4)"),
+    (b"a: [1, 2\nb: 3\n", "not valid YAML: line 2, column 2 (under a): did not find expected ',' or ']' (while "
+                          "parsing a flow sequence at line 1, column 4); a [...] must be closed"),
     (b"a: 1\n---\nb: 2\n", "line 2, column 1: a second YAML document (---); a stack file is one"),
-    (b"a: !!python/object/apply:os.system [echo]\n", "not valid YAML: line 1, column 4: could not determine a "
-                                                     "constructor for the tag"),
+    (b"a: !!python/object/apply:os.system [echo]\n", "not valid YAML: line 1, column 4 (under a): could not "
+                                                     "determine a constructor for the tag"),
     (b"? [a, b]\n: 1\n", "line 1, column 3: a key must be a plain string, not a list"),
     (b"a: " + b"*x, " * 300 + b"\n", "not valid YAML"),
 ])

@@ -9,8 +9,12 @@ down (a 0.3 s probe period) so each scenario takes seconds; every wait is bounde
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -37,6 +41,8 @@ from tests.support.tools import REPO, load_stack
 
 DOMAIN = "dev.example.com"
 HOST = "shop.dev.example.com"
+OTHER = "keep.dev.example.com"
+"""A second name, so that removing HOST's Ingress is not "every name gone at once" (refused, see below)."""
 
 # ------------------------------------------------------------------------------------------ decisions
 
@@ -106,6 +112,20 @@ def test_published_hosts_from_ingress_templates() -> None:
     assert tf.region_addresses(cms) == {"eu-fsn": "203.0.113.10"}
 
 
+def test_a_region_is_the_one_its_configmap_name_says() -> None:
+    """Review M1: RBAC grants a region its ConfigMap by name (`traffic-region-<region>`); the label is what the region
+    wrote. eu-hel's ConfigMap labelled eu-fsn (or a new region) claims nothing: only the name's region counts."""
+    own = failover_docs.region_configmap("eu-hel", "198.51.100.7", ["dev-hel1-a"])
+    claim = copy.deepcopy(own)
+    claim["metadata"]["labels"][tf.REGION_LABEL] = "eu-fsn"
+    invented = copy.deepcopy(own)
+    invented["metadata"]["labels"][tf.REGION_LABEL] = "zz-new"
+    fsn = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"])
+    assert tf.region_addresses({"items": [fsn, claim]}) == {"eu-fsn": "203.0.113.10"}
+    assert tf.region_addresses({"items": [fsn, invented]}) == {"eu-fsn": "203.0.113.10"}
+    assert tf.region_addresses({"items": [fsn, own]}) == {"eu-fsn": "203.0.113.10", "eu-hel": "198.51.100.7"}
+
+
 def test_dnsendpoint_validates_against_the_upstream_crd() -> None:
     crd = dnsendpoint_crd.load(allow_download=False)
     (version,) = crd["spec"]["versions"]
@@ -160,7 +180,8 @@ def test_rendered_objects_validate_and_fit_together(rendered_dev: Any) -> None:
         assert cm["metadata"]["labels"][tf.REGION_LABEL] == region and tf.REGION_IP_KEY in cm["data"]
 
 
-def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered_dev: Any) -> None:
+def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered_dev: Any,
+                                                                      rendered_dev_hetzner: Any) -> None:
     """The container's runtime contract, read from the agent itself: argparse accepts every rendered flag with
     the rendered value, `$(VAR)` references resolve from the container env, every file a flag names is under a
     mounted volume, the health port is the container port, and the probe paths are the ones it serves."""
@@ -178,12 +199,15 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["volumes"]}
     for path in (args.karmada_ca_file, args.karmada_cert_file, args.karmada_key_file, args.host_ca_file,
-                 args.host_token_file):
+                 args.host_token_file, args.zone_config, args.tsig_name_file, args.tsig_secret_file):
         directory, filename = path.rsplit("/", 1)
         volume = volumes[mounts[directory]]
         if "secret" in volume:
             secret = find(rendered_dev, "host", "Secret", volume["secret"]["secretName"])
             assert filename in secret["data"], path
+        elif "configMap" in volume:
+            configmap = find(rendered_dev, "host", "ConfigMap", volume["configMap"]["name"])
+            assert filename in configmap["data"], path
         else:
             provided = {s.get("serviceAccountToken", {}).get("path") for s in volume["projected"]["sources"]}
             provided |= {i["path"] for s in volume["projected"]["sources"] for i in s.get("configMap", {})
@@ -194,7 +218,9 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert args.namespace == failover_docs.NAMESPACE and args.domain == DOMAIN
-    assert args.exclude == [f"lb.{DOMAIN}"] and args.ttl == 60 and args.vantage_points == 3
+    assert args.exclude == [f"lb.{DOMAIN}"] and args.ttl == 15 and args.vantage_points == 3
+    # dev runs dns.mode self-hosted: the controller writes the zone to every hub server's private address
+    assert args.dns_mode == "self-hosted" and args.nameserver == ["10.0.1.11:53", "10.0.1.12:53", "10.0.1.13:53"]
     assert (args.http_port, args.https_port) == (80, 443)
     assert {s["listen_port"] for s in traffic_docs.regional_lb_services(
         load_stack().regions["eu-fsn"], load_stack().members[0].ingress)} == {args.http_port, args.https_port}
@@ -202,7 +228,7 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
     # the constants the agent and the documents share
     assert (tf.REGION_LABEL, tf.REGION_IP_KEY, tf.MANAGED_BY) == (
         failover_docs.REGION_LABEL, failover_docs.REGION_IP_KEY, failover_docs.MANAGED_BY)
-    ext = find(rendered_dev, "host", "Deployment", traffic_docs.EXTERNAL_DNS_NAME)
+    ext = find(rendered_dev_hetzner, "host", "Deployment", traffic_docs.EXTERNAL_DNS_NAME)
     ext_args = ext["spec"]["template"]["spec"]["containers"][0]["args"]
     assert f"--label-filter={tf.MANAGED_BY_LABEL}={tf.MANAGED_BY}" in ext_args
     assert f"--namespace={args.namespace}" in ext_args
@@ -215,7 +241,9 @@ def test_every_rendered_flag_env_file_and_port_is_what_the_program_uses(rendered
 def world(tmp_path: Path) -> Iterator[World]:
     w = World(tmp_path, DOMAIN, {"eu-fsn": ["dev-fsn1-a"], "eu-hel": ["dev-hel1-a"]})
     w.add_ingress("shop", "web", HOST)
+    w.add_ingress("keep", "web", OTHER)
     w.serve(HOST)
+    w.serve(OTHER)
     yield w
     w.close()
 
@@ -316,11 +344,14 @@ def test_leader_failover_and_a_removed_name(world: World) -> None:
     assert wait_for(lambda: _authoritative(world, HOST) == (), 2)
 
 
-def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_dev: Any, tmp_path: Path) -> None:
+def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_dev_hetzner: Any,
+                                                        tmp_path: Path) -> None:
     """The script as the pod runs it (the rendered command, `python3 -u <script>`, from the rendered ConfigMap
     mounted as the kubelet does, with the rendered args), three processes, files and servers pointed at the
     fakes and `$(VAR)`s expanded as the kubelet would: it publishes, /readyz turns 200, and every call it makes
-    is one the rendered RBAC allows — and every verb the RBAC grants is used."""
+    is one the rendered RBAC allows — and every verb the RBAC grants is used. dns.mode hetzner (external-dns
+    writes the records, here the stand-in); mode self-hosted runs as rendered in tests/integration/test_dns_lab.py."""
+    rendered_dev = rendered_dev_hetzner
     deploy = find(rendered_dev, "host", "Deployment", failover_docs.NAME)
     pod = deploy["spec"]["template"]["spec"]
     container = pod["containers"][0]
@@ -344,7 +375,7 @@ def test_the_program_runs_with_its_rendered_command_line(world: World, rendered_
                    "--period": str(t.period), "--timeout": str(t.timeout), "--hold-down": str(t.hold_down),
                    "--success-threshold": str(t.success_threshold), "--lease-duration": str(t.lease_duration),
                    "--decision-period": str(t.decision_period), "--http-port": str(world.port),
-                   "--https-port": str(world.port)}
+                   "--https-port": str(world.port), "--delete-after": str(t.delete_after)}
         env = {"NODE_NAME": f"hub-{i}", "POD_NAME": f"traffic-failover-{i}"}
         args = []
         for a in container["args"]:
@@ -409,4 +440,459 @@ def test_ready_only_when_external_dns_may_switch(world: World) -> None:
     time.sleep(8 * world.timing.period)
     assert not any(c.ready for c in world.controllers) and world.published(HOST) is None
     world.karmada.remove("networking.k8s.io", "ingresses", "shop", "web")
+    world.karmada.remove("networking.k8s.io", "ingresses", "keep", "web")
     assert wait_for(lambda: all(c.ready for c in world.controllers), 10)
+
+
+# ------------------------------------------------------------- defects found by reading the controller
+#
+# Each test below drives the real Controller against in-memory API clients and fails on the controller as it was
+# before the fix (checked by running it against that file): review-host-and-traffic.md F4-F8 and the region
+# ConfigMap replace of review-newcomer.md #8.
+
+
+class MemoryApi:
+    """A JSON API client stand-in: `routes` answer GETs by path prefix, every request is recorded, and `fail`
+    (method, path prefix) -> HTTP status makes those calls fail."""
+
+    def __init__(self, routes: dict[str, Any] | None = None) -> None:
+        self.routes: dict[str, Any] = dict(routes or {})
+        self.requests: list[tuple[str, str, Any]] = []
+        self.fail: dict[tuple[str, str], int] = {}
+        self.down = False
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "") -> dict[str, Any]:
+        self.requests.append((method, path, body))
+        if self.down:
+            raise OSError("connection refused")
+        for (m, prefix), status in self.fail.items():
+            if m == method and path.startswith(prefix):
+                raise tf.ApiError(status, path, "refused by the test")
+        if method == "GET":
+            for prefix, answer in sorted(self.routes.items(), key=lambda kv: -len(kv[0])):
+                if path.startswith(prefix):
+                    return answer() if callable(answer) else answer
+            raise tf.ApiError(404, path, "not found")
+        return {**(body or {}), "metadata": {**((body or {}).get("metadata") or {}), "resourceVersion": "1"}}
+
+    def writes(self, method: str | None = None) -> list[tuple[str, str, Any]]:
+        return [r for r in self.requests if r[0] != "GET" and (method is None or r[0] == method)]
+
+
+IPS = {"eu-fsn": "192.0.2.10", "eu-hel": "192.0.2.20"}
+LEASES = tf.LEASES_PATH.format(namespace=NAMESPACE)
+ENDPOINTS = tf.DNSENDPOINTS_PATH.format(namespace=NAMESPACE)
+CONFIGMAPS = tf.CONFIGMAPS_PATH.format(namespace=NAMESPACE)
+
+
+def _ingresses(*hosts: str) -> dict[str, Any]:
+    return {"items": [{"metadata": {"namespace": h.split(".")[0], "name": "web"}, "spec": {"rules": [{"host": h}]}}
+                      for h in hosts]}
+
+
+def _region_cms(*regions: str) -> dict[str, Any]:
+    return {"items": [failover_docs.region_configmap(r, IPS[r], []) for r in regions]}
+
+
+def _endpoint(host: str, regions: tuple[str, ...]) -> dict[str, Any]:
+    obj = tf.dnsendpoint(NAMESPACE, tf.Decision(host, regions, tuple(sorted(IPS[r] for r in regions))), 60, "7")
+    return obj
+
+
+def _vantage(name: str, counts: dict[str, tuple[int, int]], renewed: float, rv: str = "1") -> dict[str, Any]:
+    obs = {key: [f, s, ""] for key, (f, s) in counts.items()}
+    return {"metadata": {"name": tf.VANTAGE_LEASE_PREFIX + name, "resourceVersion": rv,
+                         "annotations": {tf.OBSERVATIONS_ANNOTATION: json.dumps({"obs": obs})}},
+            "spec": {"renewTime": tf.format_time(renewed)}}
+
+
+def _healthy_counts(*hosts: str) -> dict[str, tuple[int, int]]:
+    return {tf.obs_key(h, r): (0, 9) for h in hosts for r in IPS}
+
+
+def _controller(host: MemoryApi, karmada: MemoryApi, **overrides: Any) -> tf.Controller:
+    values: dict[str, Any] = dict(
+        namespace=NAMESPACE, vantage="hub-1", identity="pod-hub-1", domain=DOMAIN, exclude=(f"lb.{DOMAIN}",), ttl=60,
+        period=0.2, timeout=0.1, attempts=1, failure_threshold=3, success_threshold=6, hold_down=60,
+        vantage_points=3, decision_period=0.1, lease_duration=15, http_port=1, https_port=1)
+    values.update(overrides)
+    known = {f.name for f in dataclasses.fields(tf.Settings)}
+    return tf.Controller(tf.Settings(**{k: v for k, v in values.items() if k in known}), karmada, host)  # type: ignore
+
+
+def test_one_list_without_a_name_deletes_nothing() -> None:
+    """F4: the absence of a name used to be counted per decision pass (every second) against the Ingress list of
+    the last probe round (every five): one list without a name deleted its DNSEndpoint three seconds later."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST, OTHER)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST, OTHER), now) for i in range(3)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel")),
+                                            _endpoint(OTHER, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+    karmada.routes[tf.INGRESSES_PATH] = _ingresses(OTHER)  # HOST's Ingress is being replaced: one list misses it
+    c.refresh_inputs()
+    for _ in range(5):  # the decision passes of one probe period
+        c.decide_all()
+    assert host.writes("DELETE") == [], "one list without the name deleted its record"
+
+
+def test_an_empty_ingress_list_never_deletes_records() -> None:
+    """F4: karmada-apiserver answering an empty list (its etcd rebuilt before the restore) deleted every name."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST, OTHER)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST, OTHER), now) for i in range(3)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel")),
+                                            _endpoint(OTHER, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada, delete_after=0.0)
+    c.refresh_inputs()
+    karmada.routes[tf.INGRESSES_PATH] = {"items": []}
+    for _ in range(6):
+        c.refresh_inputs()
+        c.decide_all()
+    assert host.writes("DELETE") == [], "an empty Ingress list blanked the fleet"
+    assert c.stats["deletions_refused"] > 0
+    # a name that really went (one of two, every list, past delete_after) does go
+    karmada.routes[tf.INGRESSES_PATH] = _ingresses(OTHER)
+    for _ in range(tf.ABSENT_LISTS_BEFORE_DELETE + 1):
+        c.refresh_inputs()
+        c.decide_all()
+    assert [p for _, p, _ in host.writes("DELETE")] == [f"{ENDPOINTS}/{HOST}"]
+
+
+def test_a_replaced_region_configmap_keeps_the_region_published() -> None:
+    """review-newcomer #8: a region ConfigMap replaced by Pulumi (deleted, then created) was missing from one
+    list; that round dropped the region from every name, with no hold-down."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST), now) for i in range(3)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+    host.routes[CONFIGMAPS] = _region_cms("eu-hel")  # eu-fsn's ConfigMap between its delete and its create
+    c.refresh_inputs()
+    c.decide_all()
+    withdrawn = [b for m, _, b in host.writes() if m == "PUT" and IPS["eu-fsn"] not in
+                 b["spec"]["endpoints"][0]["targets"]]
+    assert withdrawn == [], "a healthy region left DNS while its ConfigMap was replaced"
+    host.routes[CONFIGMAPS] = {"items": [*_region_cms("eu-fsn")["items"], *_region_cms("eu-hel")["items"]]}
+    c.refresh_inputs()
+    assert c.regions == IPS
+
+
+def test_a_failing_write_does_not_stop_the_other_names() -> None:
+    """F7: one ApiError on one name's write aborted the whole decision pass (and the names sorted after it)."""
+    now = time.time()
+    first, second = "a.dev.example.com", "b.dev.example.com"
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(first, second)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(first, second), now)
+                                         for i in range(3)]},
+                      ENDPOINTS: {"items": []}})
+    host.fail[("POST", ENDPOINTS)] = 0
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+
+    calls = {"n": 0}
+    original = host.request
+
+    def one_fails(method: str, path: str, body: Any = None, content_type: str = "") -> dict[str, Any]:
+        if method == "POST" and path == ENDPOINTS:
+            calls["n"] += 1
+            if (body or {}).get("metadata", {}).get("name") == first:
+                host.requests.append((method, path, body))
+                raise tf.ApiError(422, path, "Unprocessable")
+        return original(method, path, body, content_type)
+
+    host.fail.clear()
+    host.request = one_fails  # type: ignore[method-assign]
+    try:
+        note = c.decide_all()
+    except tf.ApiError as err:
+        raise AssertionError(f"one failing name aborted the pass: {err}") from None
+    posted = [b["metadata"]["name"] for m, _, b in host.writes("POST")]
+    assert second in posted, "the name after the failing one was never written"
+    assert note.get("failed") == 1 and note["pending"] >= 1
+
+
+def test_the_leader_publishes_each_regions_drill_record() -> None:
+    """Review 2 H5: region stacks hold no DNS token, so `<region>.lb.<domain>` is the hub's. In mode hetzner the
+    leader writes one DNSEndpoint per region (external-dns writes it like a name) from the hub-granted ConfigMap
+    (a ConfigMap whose label claims another region gets none, M1), rewrites it when the address changes, deletes
+    it once the region is gone, and never counts it as a name (no absence, no deletion of names)."""
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    claim = failover_docs.region_configmap("eu-hel", "198.51.100.66", [])
+    claim["metadata"]["name"] = "traffic-region-zz-new"  # labelled eu-hel, named for another region: no identity
+    configmaps = {"items": [*_region_cms("eu-fsn", "eu-hel")["items"], claim]}
+    endpoints: dict[str, Any] = {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel"))]}
+    host = MemoryApi({CONFIGMAPS: lambda: configmaps, ENDPOINTS: lambda: endpoints,
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST), now) for i in range(3)]}})
+    c = _controller(host, karmada, period=0.01)
+    c.refresh_inputs()
+    c.decide_all()
+    records = {b["metadata"]["name"]: b for _, _, b in host.writes("POST")}
+    assert set(records) == {f"eu-fsn.lb.{DOMAIN}", f"eu-hel.lb.{DOMAIN}"}
+    for region in IPS:
+        record = records[f"{region}.lb.{DOMAIN}"]
+        assert record["metadata"]["labels"] == {tf.MANAGED_BY_LABEL: tf.MANAGED_BY, tf.REGION_LABEL: region}
+        assert record["spec"]["endpoints"] == [{"dnsName": f"{region}.lb.{DOMAIN}", "recordType": "A",
+                                                "recordTTL": 60, "targets": [IPS[region]]}]
+    endpoints["items"] = [*endpoints["items"], *({**r, "metadata": {**r["metadata"], "resourceVersion": "3"}}
+                                                 for r in records.values())]
+    host.requests.clear()
+    c.decide_all()
+    assert host.writes() == [], "an unchanged region record was written again"
+
+    moved = failover_docs.region_configmap("eu-hel", "192.0.2.21", [])
+    configmaps["items"] = [*_region_cms("eu-fsn")["items"], moved]
+    c.refresh_inputs()
+    c.decide_all()
+    (put,) = [w for w in host.writes("PUT") if ".lb." in w[1]]  # the name's own record follows the address too
+    assert put[1] == f"{ENDPOINTS}/eu-hel.lb.{DOMAIN}" and put[2]["spec"]["endpoints"][0]["targets"] == ["192.0.2.21"]
+    assert put[2]["metadata"]["resourceVersion"] == "3"
+
+    host.requests.clear()
+    configmaps["items"] = _region_cms("eu-fsn")["items"]
+    for _ in range(tf.ABSENT_LISTS_BEFORE_DELETE + 1):
+        c.refresh_inputs()
+        time.sleep(0.03)
+    c.decide_all()
+    assert [p for _, p, _ in host.writes("DELETE")] == [f"{ENDPOINTS}/eu-hel.lb.{DOMAIN}"], "only the region's record"
+
+
+def test_in_self_hosted_mode_the_drill_records_are_in_the_zone_not_dnsendpoints() -> None:
+    """Mode self-hosted: the zone carries `<region>.lb.<zone>` (ZoneWriter.desired); a leftover region DNSEndpoint
+    (a stack that was in mode hetzner) goes, and none is written."""
+    writer = tf.ZoneWriter({"zone": DOMAIN, "soa": {"mname": f"ns0.{DOMAIN}", "rname": f"hostmaster.{DOMAIN}",
+                                                    "refresh": 60, "retry": 10, "expire": 600, "minimum": 15,
+                                                    "ttl": 15},
+                            "ns": [f"ns0.{DOMAIN}"], "nsTtl": 60, "recordTtl": 15, "regionLabel": "lb"},
+                           [], [], None, 1.0)  # type: ignore[arg-type]
+    zone = writer.desired({HOST: [IPS["eu-fsn"]]}, IPS)
+    assert {k for k in zone if k[1] == "A"} >= {(f"eu-fsn.lb.{DOMAIN}.", "A"), (f"eu-hel.lb.{DOMAIN}.", "A")}
+
+    class NoZone:
+        current = None
+
+        def desired(self, names: Any, regions: Any) -> dict[Any, Any]:
+            return {}
+
+        def publish(self, want: Any) -> dict[str, Any]:
+            return {}
+
+        def in_step(self) -> int:
+            return 1
+
+        def snapshot_text(self) -> None:
+            return None
+
+    now = time.time()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    leftover = tf.region_dnsendpoint(NAMESPACE, "eu-fsn", DOMAIN, IPS["eu-fsn"], 60, "5")
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel")), leftover]},
+                      LEASES: {"items": [_vantage(f"hub-{i}", _healthy_counts(HOST), now) for i in range(3)]}})
+    c = _controller(host, karmada)
+    c.zone = NoZone()  # type: ignore[assignment]
+    c.refresh_inputs()
+    c.decide_all()
+    assert [p for m, p, _ in host.writes() if "lb." in p or m == "DELETE"] == [f"{ENDPOINTS}/eu-fsn.lb.{DOMAIN}"]
+    assert not [b for _, _, b in host.writes("POST") if tf.REGION_LABEL in b["metadata"]["labels"]]
+
+
+def test_a_new_leader_ignores_leases_of_long_dead_probers() -> None:
+    """F8: a new leader dated every Lease by when it first saw it, so a prober that died minutes ago (its last
+    counts: eu-fsn failing) voted as fresh for three periods; with one genuinely failing prober that made a
+    majority and withdrew a healthy region."""
+    now = time.time()
+    failing = {tf.obs_key(HOST, "eu-fsn"): (9, 0), tf.obs_key(HOST, "eu-hel"): (0, 9)}
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    host = MemoryApi({CONFIGMAPS: _region_cms("eu-fsn", "eu-hel"),
+                      LEASES: {"items": [_vantage("hub-dead", failing, now - 600),  # died ten minutes ago
+                                         _vantage("hub-2", failing, now),  # its own network is broken
+                                         _vantage("hub-3", _healthy_counts(HOST), now)]},
+                      ENDPOINTS: {"items": [_endpoint(HOST, ("eu-fsn", "eu-hel"))]}})
+    c = _controller(host, karmada)
+    c.refresh_inputs()
+    c.decide_all()
+    names = [w for w in host.writes() if tf.REGION_LABEL not in ((w[2] or {}).get("metadata") or {}).get("labels", {})]
+    assert names == [], f"a dead prober's Lease voted: {names}"  # (the regions' drill records are written)
+
+
+def test_liveness_survives_a_hub_api_outage() -> None:
+    """F6: /healthz needed a successful Lease write within 3 periods + 30 s, so a hub API outage failed every
+    replica's liveness probe and put them all into CrashLoopBackOff; a restart fixes nothing there."""
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(HOST)})
+    host = MemoryApi()
+    host.down = True
+    c = _controller(host, karmada)
+    c.last_round = time.monotonic() - 600  # the last write that worked, ten minutes ago
+    stop = threading.Event()
+    thread = threading.Thread(target=c.probe_loop, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        time.sleep(1.0)  # five probe periods
+        assert tf.respond(c, "/healthz")[0] == 200, "liveness failed while the probe loop runs"
+        assert tf.respond(c, "/readyz")[0] == 503
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def test_a_round_probes_every_pair_at_once() -> None:
+    """F5: a round gave each (name, region) pair one of 32 threads and waited for all, so with a black-holed
+    region it lasted timeout x pairs / 32 (20 s at 300 names) and detection stretched with the fleet. Now every
+    attempt is in flight together: a listener that accepts and never answers sees all of them within the first
+    timeout (bench/failover_probe.py times rounds up to 500 names)."""
+    names = [f"n{i}.{DOMAIN}" for i in range(120)]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    listener.settimeout(0.05)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    karmada = MemoryApi({tf.INGRESSES_PATH: _ingresses(*names)})
+    host = MemoryApi({CONFIGMAPS: {"items": [failover_docs.region_configmap("eu-fsn", "127.0.0.1", [])]}})
+    port = listener.getsockname()[1]
+    c = _controller(host, karmada, timeout=2.0, period=4.0, attempts=2, http_port=port, https_port=port)
+    c.refresh_inputs()
+    rounds = threading.Thread(target=c.probe_all, daemon=True)
+    try:
+        rounds.start()
+        time.sleep(1.5)  # inside the first timeout: nothing has given up yet
+        in_flight = len(accepted)
+        rounds.join(timeout=30)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for s in accepted:
+            s.close()
+        listener.close()
+    assert in_flight >= len(names) * 2 * 0.9, f"only {in_flight} of {len(names) * 2} attempts were in flight"
+    assert all(c.counters[tf.obs_key(n, "eu-fsn")].failures == 1 for n in names)
+
+
+def test_a_member_change_updates_the_region_configmap_in_place() -> None:
+    """review-newcomer #8, the program's half: the members used to be in the ConfigMap's `data`, which
+    pulumi-kubernetes replaces (delete, then create) on any change; a member added or removed now changes an
+    annotation only, which it patches in place (hubctl diff's replacement rules, with their upstream source)."""
+    from hubctl.diff import diff_values
+    from hubctl.replacement import replace_reason
+
+    before = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a"])
+    after = failover_docs.region_configmap("eu-fsn", "203.0.113.10", ["dev-fsn1-a", "dev-fsn1-b"])
+    changed = [path for path, _, _ in diff_values(before, after)]
+    assert changed, "the members are still recorded"
+    replaced = {p: replace_reason("kubernetes:core/v1:ConfigMap", p, after, {}) for p in changed}
+    assert not any(replaced.values()), replaced
+
+
+def test_the_alerts_read_metrics_the_controller_exports() -> None:
+    """Every traffic_failover_* series an alert names is in the controller's /metrics (leader, self-hosted)."""
+    import re
+
+    from agents import _dnswire
+    from components.operations import alerts
+
+    zone = tf.ZoneWriter({"zone": DOMAIN, "soa": {"mname": "ns0.example.com.", "rname": "h.example.com.",
+                                                  "refresh": 1, "retry": 1, "expire": 1, "minimum": 1, "ttl": 1},
+                          "ns": ["ns0.example.com."], "nsTtl": 60, "recordTtl": 15},
+                         ["192.0.2.1:53"], ["192.0.2.9:53"], _dnswire.TsigKey("k.", b"x" * 32), 0.1)
+    zone.current = zone.soa(7)
+    c = _controller(MemoryApi(), MemoryApi(), zone=zone)  # type: ignore[call-arg]
+    c.zone = zone
+    c.leader = True
+    text = tf.metrics(c)
+    exported = {line.split("{")[0].split()[0] for line in text.splitlines() if line and not line.startswith("#")}
+    thresholds = alerts.Thresholds(3, 2, None, "37 3 * * 0", dns_mode="self-hosted")
+    wanted = {m for _, group in alerts.alert_groups(thresholds) for a in group
+              for m in re.findall(r"traffic_failover_[a-z_]+", a.expr)}
+    assert wanted and wanted <= exported, wanted - exported
+    assert 'traffic_failover_nameserver_up{nameserver="192.0.2.9:53",role="secondary"} 0' in text
+
+
+def test_a_tls_round_ends_within_its_timeout() -> None:
+    """TLS names: the socket an attempt is wrapped into must replace the plain one in the round's bookkeeping,
+    or a round against a black hole never ends (found by bench/failover_probe.py --tls)."""
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(64)  # accepts (the kernel), never answers the ClientHello
+    tls = [tf.Target(f"t{i}.{DOMAIN}", tls=True) for i in range(5)]
+    karmada = MemoryApi({tf.INGRESSES_PATH: {"items": [
+        {"metadata": {"namespace": "t", "name": t.host}, "spec": {"tls": [{"hosts": [t.host]}],
+                                                                 "rules": [{"host": t.host}]}} for t in tls]}})
+    host = MemoryApi({CONFIGMAPS: {"items": [failover_docs.region_configmap("eu-fsn", "127.0.0.1", [])]}})
+    port = hole.getsockname()[1]
+    c = _controller(host, karmada, timeout=0.5, period=2.0, attempts=2, http_port=port, https_port=port)
+    c.refresh_inputs()
+    assert all(t.tls for t in c.targets.values())
+    rounds = threading.Thread(target=c.probe_all, daemon=True)
+    try:
+        rounds.start()
+        rounds.join(timeout=10)
+        assert not rounds.is_alive(), "a TLS round against a black hole never ended"
+    finally:
+        hole.close()
+    assert all(c.counters[tf.obs_key(t.host, "eu-fsn")].failures == 1 for t in tls)
+
+
+def test_a_tls_name_is_probed_through_tls_with_its_sni(tmp_path: Path) -> None:
+    """The non-blocking TLS path end to end: handshake with SNI = the name, then the request over TLS."""
+    import ssl
+
+    from tests.support.loopback import tls_material
+
+    pki = tls_material(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki["server.crt"], pki["server.key"])
+    seen: list[str | None] = []
+    context.sni_callback = lambda sock, name, ctx: seen.append(name)  # type: ignore[assignment]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                continue
+            try:
+                with context.wrap_socket(raw, server_side=True) as conn:
+                    request = conn.recv(4096)
+                    host = next((line.split(b":", 1)[1].strip() for line in request.split(b"\r\n")
+                                 if line.lower().startswith(b"host:")), b"")
+                    status = b"200 OK" if host == HOST.encode() else b"404 Not Found"
+                    conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\n\r\n")
+            except (OSError, ssl.SSLError):
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        prober = tf.Prober(timeout=2.0, attempts=2, max_inflight=16)
+        port = listener.getsockname()[1]
+        results = prober.run([("ok", "127.0.0.1", port, tf.Target(HOST, tls=True)),
+                              ("other", "127.0.0.1", port, tf.Target(OTHER, tls=True))])
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+    assert results == {"ok": None, "other": "HTTP 404"}
+    assert HOST in seen and OTHER in seen

@@ -172,10 +172,11 @@ def test_preview_job_uses_secrets_and_skips_forks() -> None:
     job = doc["jobs"]["preview"]
     assert "github.event.pull_request.head.repo.full_name == github.repository" in job["if"]
     assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.affected.outputs.stacks) }}"
-    assert job["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_PREVIEW_TOKEN }}",
-                          "HCLOUD_TOKEN": "${{ secrets.HCLOUD_READ_TOKEN }}"}  # read-only credentials
+    assert "env" not in job  # make setup and everything but the preview step run without a secret
     assert job["environment"] == "preview-${{ matrix.stack }}"
     (step,) = steps_using(job, PULUMI_ACTION)
+    assert step["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_PREVIEW_TOKEN }}",
+                           "HCLOUD_TOKEN": "${{ secrets.HCLOUD_READ_TOKEN }}"}  # read-only credentials
     assert step["with"]["command"] == "preview"
     assert step["with"]["diff"] is True and step["with"]["comment-on-pr"] is True
     assert step["with"]["policyPacks"] == "policy"
@@ -186,18 +187,47 @@ def secrets_used(job: dict[str, Any]) -> bool:
     return "secrets." in yaml.safe_dump(job)
 
 
-def test_plan_diff_job_has_no_credentials_and_runs_for_forks() -> None:
-    job = load("preview.yml")["jobs"]["plan-diff"]
-    assert not secrets_used(job)
-    assert "head.repo" not in job["if"]
-    script = "\n".join(s.get("run", "") for s in job["steps"])
-    assert "-m hubctl plan" in script and "-m hubctl diff" in script
-    assert "GITHUB_STEP_SUMMARY" in script
-    assert steps_using(job, "actions/upload-artifact")
-    refs = [s.get("with", {}).get("ref") for s in steps_using(job, "actions/checkout")]
-    assert refs == [None, "${{ github.event.pull_request.base.sha }}"]  # head (merge commit) and base
-    comment = next(s for s in job["steps"] if "gh pr comment" in s.get("run", ""))
+def test_plan_jobs_have_no_credentials_and_run_for_forks() -> None:
+    jobs = load("preview.yml")["jobs"]
+    for job_id in ("plan-head", "plan-diff"):
+        assert not secrets_used(jobs[job_id]), job_id
+        assert "if" not in jobs[job_id] or "head.repo" not in jobs[job_id]["if"], job_id
+    head = "\n".join(s.get("run", "") for s in jobs["plan-head"]["steps"])
+    assert "-m hubctl plan" in head and steps_using(jobs["plan-head"], "actions/upload-artifact")
+    script = "\n".join(s.get("run", "") for s in jobs["plan-diff"]["steps"])
+    assert "-m hubctl diff" in script and "-m hubctl policy" in script and "GITHUB_STEP_SUMMARY" in script
+    comment = next(s for s in jobs["plan-diff"]["steps"] if "gh pr comment" in s.get("run", ""))
     assert comment["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+
+
+def base_code_errors(job: dict[str, Any]) -> list[str]:
+    """Review M3: the job that renders what a reviewer reads runs only the base branch's code: it checks out the
+    base alone, sets up and runs the base's virtualenv, and takes the PR's plans as a downloaded artifact."""
+    errors = []
+    refs = [s.get("with", {}).get("ref") for s in steps_using(job, "actions/checkout")]
+    if refs != ["${{ github.event.pull_request.base.sha }}"]:
+        errors.append(f"checks out {refs}, not the base alone")
+    script = "\n".join(s.get("run", "") for s in job["steps"])
+    if "make -C base setup" not in script or re.search(r"make -C (?!base)", script):
+        errors.append("sets up something other than the base")
+    if not re.search(r'py="\$PWD/base/\.venv/bin/python"', script) or "head/.venv" in script:
+        errors.append("runs another virtualenv than the base's")
+    if not steps_using(job, "actions/download-artifact"):
+        errors.append("does not take the PR's plans as an artifact")
+    return errors
+
+
+def test_the_review_aid_is_rendered_by_the_base_branch() -> None:
+    assert base_code_errors(load("preview.yml")["jobs"]["plan-diff"]) == []
+
+
+def test_base_code_check_can_fail() -> None:
+    job = copy.deepcopy(load("preview.yml")["jobs"]["plan-diff"])
+    job["steps"].insert(0, {"uses": "actions/checkout@x", "with": {"path": "head"}})
+    job["steps"].append({"run": 'py="$PWD/head/.venv/bin/python"\nmake -C head setup'})
+    assert base_code_errors(job) == ["checks out [None, '${{ github.event.pull_request.base.sha }}'], not the base "
+                                     "alone", "sets up something other than the base",
+                                     "runs another virtualenv than the base's"]
 
 
 def test_secret_check_can_fail() -> None:
@@ -297,16 +327,122 @@ def test_credential_check_can_fail() -> None:
 
 def test_up_uses_the_stack_projects_read_write_token_and_preview_only_read_tokens() -> None:
     for job in load("up.yml")["jobs"].values():
-        assert job["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
-                              "HCLOUD_TOKEN": "${{ secrets.HCLOUD_TOKEN }}"}
+        assert "env" not in job
+        (step,) = steps_using(job, PULUMI_ACTION)
+        assert step["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}",
+                               "HCLOUD_TOKEN": "${{ secrets.HCLOUD_TOKEN }}"}
     preview = yaml.safe_dump(load("preview.yml")["jobs"])
     assert "secrets.HCLOUD_TOKEN" not in preview and "secrets.PULUMI_ACCESS_TOKEN" not in preview
 
 
-def test_deploying_jobs_run_where_the_firewall_lets_them_in() -> None:
-    """The readiness gates and providers dial the servers behind the Cloud Firewall: the runner is configurable."""
-    for name, job_id in (("preview.yml", "preview"), *(("up.yml", j) for j in load("up.yml")["jobs"])):
-        assert load(name)["jobs"][job_id]["runs-on"] == "${{ vars.DEPLOY_RUNNER || 'ubuntu-24.04' }}", job_id
+def secret_step_errors(doc: dict[str, Any], name: str) -> list[str]:
+    """A secret (but the job token) reaches only a pulumi/actions step, never the job or a `run` step: the
+    steps before it (checkout, pip, make) then run without it."""
+    errors = []
+    for job_id, job in doc["jobs"].items():
+        if re.search(r"secrets\.(?!GITHUB_TOKEN)", yaml.safe_dump({k: v for k, v in job.items() if k != "steps"})):
+            errors.append(f"{name}: job {job_id} puts a secret in the job")
+        for i, step in enumerate(job.get("steps", [])):
+            if re.search(r"secrets\.(?!GITHUB_TOKEN)", yaml.safe_dump(step)) and not str(
+                    step.get("uses", "")).startswith(PULUMI_ACTION):
+                errors.append(f"{name}: {job_id}.steps[{i}] sees a secret")
+    return errors
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
+def test_secrets_reach_only_the_pulumi_step(name: str) -> None:
+    assert secret_step_errors(load(name), name) == []
+
+
+def test_secret_step_check_can_fail() -> None:
+    doc = copy.deepcopy(load("up.yml"))
+    doc["jobs"]["up-dev"]["env"] = {"HCLOUD_TOKEN": "${{ secrets.HCLOUD_TOKEN }}"}
+    doc["jobs"]["up-dev"]["steps"][2]["env"] = {"X": "${{ secrets.PULUMI_ACCESS_TOKEN }}"}
+    assert secret_step_errors(doc, "up.yml") == ["up.yml: job up-dev puts a secret in the job",
+                                                 "up.yml: up-dev.steps[2] sees a secret"]
+
+
+def test_deploying_jobs_run_where_the_firewall_lets_them_in_and_previews_never_there() -> None:
+    """The readiness gates and providers dial the servers behind the Cloud Firewall: the deploy runner is
+    configurable. A preview runs the PR's code: never on the deploy runner (review H2)."""
+    for job_id, job in load("up.yml")["jobs"].items():
+        assert job["runs-on"] == "${{ vars.DEPLOY_RUNNER || 'ubuntu-24.04' }}", job_id
+    assert load("preview.yml")["jobs"]["preview"]["runs-on"] == "${{ vars.PREVIEW_RUNNER || 'ubuntu-24.04' }}"
+    assert "DEPLOY_RUNNER" not in (WORKFLOWS / "preview.yml").read_text()
+
+
+def test_deploys_run_on_main_only() -> None:
+    """Review M9: whatever starts up.yml (a push, or a workflow_dispatch from any ref a writer picks), no job
+    deploys unless the ref is main."""
+    doc = load("up.yml")
+    assert set(doc["on"]) == {"push", "workflow_dispatch"} and doc["on"]["push"] == {"branches": ["main"]}
+    for job_id, job in doc["jobs"].items():
+        assert job.get("if") == "github.ref == 'refs/heads/main'", job_id
+
+
+def checkout_errors(doc: dict[str, Any], name: str) -> list[str]:
+    return [f"{name}: {job_id} keeps the job token in .git/config" for job_id, job in doc["jobs"].items()
+            for s in steps_using(job, "actions/checkout") if (s.get("with") or {}).get("persist-credentials") is not
+            False]
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
+def test_no_checkout_keeps_the_token(name: str) -> None:
+    """Review L5: actions/checkout persists the job token in .git/config unless told not to."""
+    assert checkout_errors(load(name), name) == []
+
+
+def test_checkout_check_can_fail() -> None:
+    doc = copy.deepcopy(load("up.yml"))
+    doc["jobs"]["up-dev"]["steps"][0].pop("with")
+    assert checkout_errors(doc, "up.yml") == ["up.yml: up-dev keeps the job token in .git/config"]
+
+
+def _locked(path: Path) -> dict[str, tuple[str, int]]:
+    """name -> (version, number of hashes) of a pip-compile --generate-hashes lock."""
+    out: dict[str, tuple[str, int]] = {}
+    current = None
+    for line in path.read_text().splitlines():
+        m = re.match(r"^([A-Za-z0-9_.-]+)==(\S+) \\$", line)
+        if m:
+            current = m.group(1).lower().replace("_", "-")
+            out[current] = (m.group(2), 0)
+        elif current and "--hash=sha256:" in line:
+            out[current] = (out[current][0], out[current][1] + 1)
+    return out
+
+
+@pytest.mark.parametrize(("ranges", "lock"), [("requirements.txt", "requirements.lock"),
+                                              ("policy/requirements.txt", "policy/requirements.lock")])
+def test_deploys_install_only_hashed_locks(ranges: str, lock: str) -> None:
+    """Review M5: what a deploy installs is fixed and hashed (pip --require-hashes); every requirement of the
+    ranges is pinned in the lock, inside its range, with hashes."""
+    from packaging.requirements import Requirement
+
+    locked = _locked(REPO / lock)
+    assert locked and all(n > 0 for _, n in locked.values())
+    for line in (REPO / ranges).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("-"):
+            continue
+        req = Requirement(line)
+        name = req.name.lower().replace("_", "-")
+        assert name in locked, f"{lock} lacks {name}"
+        assert req.specifier.contains(locked[name][0]), f"{lock}: {name} {locked[name][0]} not in {req.specifier}"
+    make = (REPO / "Makefile").read_text()
+    assert f"--require-hashes --no-deps -r {lock}" in make
+    for name in ("preview.yml", "up.yml"):
+        jobs = [j for j_id, j in load(name)["jobs"].items() if steps_using(j, PULUMI_ACTION)]
+        for job in jobs:
+            assert any(s.get("run") == "make setup-locked" for s in job["steps"]), name
+
+
+def test_the_pulumi_cli_is_the_locked_sdk() -> None:
+    version = _locked(REPO / "requirements.lock")["pulumi"][0]
+    for name in ("preview.yml", "up.yml"):
+        for job in load(name)["jobs"].values():
+            for step in steps_using(job, PULUMI_ACTION):
+                assert step["with"]["pulumi-version"] == version, name
 
 
 def environments_documented() -> dict[str, str]:

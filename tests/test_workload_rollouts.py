@@ -219,7 +219,7 @@ def test_a_secret_written_elsewhere_is_declared_and_only_then_exempt(plans: dict
     estimator = next(o for _, o in hub if o["kind"] == "Deployment"
                      and o["metadata"]["name"].startswith("karmada-scheduler-estimator-"))
     name = estimator["metadata"]["name"]
-    assert wl.written_elsewhere(wl.pod_template(estimator)) == [f"{name}-member-kubeconfig"]
+    assert wl.written_elsewhere(wl.pod_template(estimator)) == [f"{name}-member-token"]
     assert wl.pod_template(estimator)["metadata"]["annotations"][wl.SECRETS_ANNOTATION] == f"{name}-pki"
     del agent["metadata"]["annotations"][wl.ELSEWHERE_ANNOTATION]
     assert any("Deployment karmada-agent: mounts ['karmada-kubeconfig'], which the plan never applies" in p

@@ -13,9 +13,12 @@ A set lives in `<cache>/<set>-<version>-<key>/` where the key hashes everything 
 tags, ldflags, the Go version, the wrapper's go.sum); `BUILD.json` is written last, so a directory without it is an
 interrupted build and is rebuilt. Running again is a check of four stamps: idempotent and quick.
 
-Kubernetes and etcd are built through the wrapper modules in this folder: their own go.mod files `replace` modules
-with local paths, and `go install module@version` refuses those. `--pin` rewrites the wrappers for the versions in
-components/versions.py (the replace block is read from the pinned k8s.io/kubernetes go.mod, never copied by hand).
+Kubernetes, etcd and Karmada are built through the wrapper modules in this folder: the go.mod files of Kubernetes and
+etcd `replace` modules with local paths, which `go install module@version` refuses, and `go install` of Karmada asks
+the proxy for the module's version list (for deprecations), which the proxy here refuses (403); inside a module
+that requires it, nothing asks for the list. The wrapper selects exactly the versions Karmada's own go.mod lists.
+`--pin` rewrites the wrappers for the versions in components/versions.py (the replace block is read from the
+pinned k8s.io/kubernetes go.mod, never copied by hand).
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ class BinarySet:
     ldflags: tuple[str, ...] = ()
     wrapper: str | None = None
     """Folder under upstream/ holding the go.mod that pins `module` (None: `go install package@version`)."""
+    requires: tuple[str, ...] = ()
+    """Modules the wrapper requires at `version` (default: `module`)."""
     cold_minutes: str = ""
     """What a cold build took on a 2-core machine (docs/real-fleet.md), shown while it runs."""
 
@@ -97,18 +102,21 @@ def binary_sets() -> tuple[BinarySet, ...]:
         BinarySet("etcd", "go.etcd.io/etcd/server/v3", etcd,
                   (("go.etcd.io/etcd/server/v3", "etcd"), ("go.etcd.io/etcd/etcdctl/v3", "etcdctl")),
                   ldflags=("-s", "-w", f"-X go.etcd.io/etcd/api/v3/version.GitSHA={etcd}"), wrapper="etcd",
-                  cold_minutes="1-2"),
+                  requires=("go.etcd.io/etcd/etcdctl/v3", "go.etcd.io/etcd/server/v3"), cold_minutes="1-2"),
         BinarySet("kube", "k8s.io/kubernetes", kube,
                   tuple((f"k8s.io/kubernetes/cmd/{b}", b) for b in
                         ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")),
                   tags="selinux,notest", ldflags=_kube_ldflags(kube), wrapper="kube", cold_minutes="25-40"),
         BinarySet("karmada", "github.com/karmada-io/karmada", karmada,
-                  tuple((f"{karmada_pkg}/{c}", f"karmada-{c}") for c in
-                        ("controller-manager", "scheduler", "webhook", "aggregated-apiserver", "descheduler",
-                         "scheduler-estimator", "agent")),
+                  # the seven the hub renders, and the opt-in search addon (cmd/karmada-search). The dashboard addon
+                  # has none: the proxy refuses karmada-io/dashboard v0.4.0, and v0.3.0 needs
+                  # github.com/karmada-io/karmada v1.17.0, which it refuses too (403)
+                  (*((f"{karmada_pkg}/{c}", f"karmada-{c}") for c in
+                     ("controller-manager", "scheduler", "webhook", "aggregated-apiserver", "descheduler",
+                      "scheduler-estimator", "agent")), (f"{karmada_pkg}/karmada-search", "karmada-search")),
                   tags="kubernetes_protomessage_one_more_release",
                   ldflags=("-s", "-w", f"-X {karmada_version_pkg}.gitVersion={karmada}",
-                           f"-X {karmada_version_pkg}.gitTreeState=clean"), cold_minutes="12-20"),
+                           f"-X {karmada_version_pkg}.gitTreeState=clean"), wrapper="karmada", cold_minutes="12-20"),
         BinarySet("kwok", "sigs.k8s.io/kwok", versions.KWOK_VERSION,
                   (("sigs.k8s.io/kwok/cmd/kwok", "kwok"), ("sigs.k8s.io/kwok/cmd/kwokctl", "kwokctl")),
                   ldflags=("-s", "-w"), cold_minutes="5-8"),
@@ -308,14 +316,8 @@ def pin(log: object = sys.stderr) -> None:
 
 
 def _wrapper_gomod(bset: BinarySet) -> str:
-    header = (f"// Pins {bset.module} to components/versions.py; written by `python -m upstream.build --pin`.\n"
-              f"module karmada-hub.invalid/upstream/{bset.wrapper}\n\n")
-    tools = "tool (\n" + "".join(f"\t{pkg}\n" for pkg, _ in bset.binaries) + ")\n"
-    if bset.name == "etcd":
-        requires = "".join(f"\t{pkg} {bset.version}\n" for pkg, _ in bset.binaries)
-        return f"{header}go 1.24\n\nrequire (\n{requires})\n\n{tools}"
-    # k8s.io/kubernetes requires each staging module at v0.0.0 and replaces it with ./staging/src/k8s.io/<m>; the
-    # proxy serves them as v0.<minor>.<patch> of the same release (kubernetes/kubernetes#79384).
+    """A wrapper that requires the pinned module(s) and names the binaries as tools; for k8s.io/kubernetes also
+    the replace block its staging modules need. `go` and `godebug` lines follow the pinned module's go.mod."""
     download = subprocess.run(["go", "mod", "download", "-json", f"{bset.module}@{bset.version}"],
                               env=_go_env(), capture_output=True, text=True, check=False)
     if download.returncode != 0:
@@ -323,15 +325,24 @@ def _wrapper_gomod(bset: BinarySet) -> str:
     upstream_mod = Path(json.loads(download.stdout)["GoMod"]).read_text()
     go_line = re.search(r"^go (\S+)", upstream_mod, re.M)
     godebug = re.search(r"^godebug .*$", upstream_mod, re.M)
+    requires = "".join(f"\t{m} {bset.version}\n" for m in (bset.requires or (bset.module,)))
+    text = (f"// Pins {bset.module} to components/versions.py; written by `python -m upstream.build --pin`.\n"
+            f"module karmada-hub.invalid/upstream/{bset.wrapper}\n\n"
+            f"go {go_line.group(1) if go_line else '1.25.0'}\n\n"
+            f"{godebug.group(0) + chr(10) + chr(10) if godebug else ''}"
+            f"require (\n{requires})\n\n"
+            "tool (\n" + "".join(f"\t{pkg}\n" for pkg, _ in bset.binaries) + ")\n")
+    if bset.module != "k8s.io/kubernetes":
+        return text
+    # k8s.io/kubernetes requires each staging module at v0.0.0 and replaces it with ./staging/src/k8s.io/<m>; the
+    # proxy serves them as v0.<minor>.<patch> of the same release (kubernetes/kubernetes#79384).
     staging = sorted(set(re.findall(r"^\s+(k8s\.io/[\w.-]+) v0\.0\.0$", upstream_mod, re.M)))
     _, minor = versions.minor_of(bset.version)
     patch = bset.version.split(".")[2]
     replaces = "".join(f"\t{m} => {m} v0.{minor}.{patch}\n" for m in staging)
-    return (f"{header}go {go_line.group(1) if go_line else '1.25.0'}\n\n"
-            f"{godebug.group(0) + chr(10) + chr(10) if godebug else ''}"
-            f"require {bset.module} {bset.version}\n\n{tools}\n"
-            f"// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with ./staging; the proxy\n"
-            f"// serves them as v0.{minor}.x (kubernetes/kubernetes#79384). Exactly its v0.0.0 requires.\n"
+    return (f"{text}\n// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with "
+            f"./staging; the proxy\n// serves them as v0.{minor}.x (kubernetes/kubernetes#79384). "
+            "Exactly its v0.0.0 requires.\n"
             f"replace (\n{replaces})\n")
 
 
@@ -342,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="build nothing: exit 1 when a binary is missing")
     parser.add_argument("--list", action="store_true", help="print where each binary is (missing ones too)")
     parser.add_argument("--only", action="append", default=[], metavar="SET",
-                        help="build only this set (etcd, kube, karmada, kwok); repeatable")
+                        help="build only this set (etcd, kube, karmada, karmada-search, kwok); repeatable")
     parser.add_argument("--pin", action="store_true",
                         help="rewrite upstream/*/go.mod for the pinned versions and tidy them (needs the proxy)")
     args = parser.parse_args(argv)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from components.fleet import csr_approver_docs as approver
 from components.fleet import member_docs as docs
 from components.karmada.contract import APISERVER_TO, k, kube
 from components.kube.contract import (
@@ -22,15 +23,20 @@ from components.kube.contract import (
     Expects,
     Fact,
     FileFlag,
+    Listener,
     Makes,
     Match,
+    Served,
     Src,
     Use,
     View,
+    from_url_flag,
     url_endpoint,
 )
 
 _SCRIPT = Src("karmada-hub", "this checkout", "agents/pull_join.py", "join")
+_APPROVER = Src("karmada-hub", "this checkout", "agents/agent_csr_approver.py", "decide")
+_APPROVER_MAIN = Src("karmada-hub", "this checkout", "agents/agent_csr_approver.py", "main")
 _RESTART = Src("karmada-hub", "this checkout", "agents/pull_join.py", "restart")
 _MEMBER_API = Src("karmada-hub", "this checkout", "agents/pull_join.py", "member_api")
 _ROTATION = k("pkg/controllers/certificate/cert_rotation_controller.go", "syncCertRotation")
@@ -81,22 +87,21 @@ PULL_JOIN = Contract(
             credential="bootstrap-token"),
     ),
     makes=(
-        Makes("member", "Secret", docs.AGENT_KUBECONFIG_SECRET, True, "when the member holds no kubeconfig with a "
-              "tenth of its life left: created (a stale one replaced), key `karmada-kubeconfig`; afterwards the "
-              "agent's certRotation rewrites it in place", _SCRIPT, namespace=docs.AGENT_NAMESPACE),
+        Makes("member", "Secret", docs.AGENT_KUBECONFIG_SECRET, True, "when the member holds no kubeconfig for the "
+              "current hub (its server and CA those of the bootstrap Secret, its client certificate verified by "
+              "that CA with a tenth of its life left): created (a stale one replaced), key `karmada-kubeconfig`; "
+              "afterwards the agent's certRotation rewrites it in place", _SCRIPT, namespace=docs.AGENT_NAMESPACE),
         Makes("karmada", "CertificateSigningRequest", "<cluster>-*", True, "one per join (generateName); "
               "kube-controller-manager's csrcleaner removes it", _SCRIPT),
     ),
     expects=(
         Expects("Secret `karmada-system/karmada-agent-bootstrap` (token, server, ca.crt) and the hub's "
                 "`kube-system/bootstrap-token-<id>`, an hour's token", "PullJoin, at apply time (no state)", _SCRIPT),
-        Expects("the hub's bootstrap RBAC: the token group may create/get CSRs (system:node-bootstrapper) and "
-                "`certificatesigningrequests/clusteragent` (what agentcsrapproving checks)",
-                "the hub stack (member_docs.bootstrap_rbac)", k("pkg/controllers/certificate/approver/"
-                                                                "agent_csr_approving.go", "authorize")),
-        Expects("karmada-controller-manager's agentcsrapproving and kube-controller-manager's csrsigning "
-                "(kubernetes.io/kube-apiserver-client) running", "the hub stack", k(
-                    "pkg/controllers/certificate/approver/agent_csr_approving.go", "Reconcile")),
+        Expects("the hub's bootstrap RBAC: the token group may create/get CSRs (system:node-bootstrapper)",
+                "the hub stack (member_docs.bootstrap_rbac)", _TOKEN_AUTH),
+        Expects("the hub's agent CSR approver (approves only this member's CN for this member's token) and "
+                "kube-controller-manager's csrsigning (kubernetes.io/kube-apiserver-client) running",
+                "the hub stack (csr_approver_docs.py)", _APPROVER),
         Expects("an `openssl` binary in the image (EC P-256 key and CSR); python:3.12-slim-bookworm installs "
                 "`ca-certificates`, which depends on `openssl`", "the pinned image",
                 Src("docker-library/python", "23c83c5a", "3.12/slim-bookworm/Dockerfile", pinned=False)),
@@ -143,9 +148,60 @@ AGENT_RESTART = Contract(
     facts=(
         Fact("the agent reads its kubeconfig only at start and certRotation rewrites the Secret; the restart rolls "
              "the Deployment (a pod-template annotation naming the certificate's notBefore) when a container "
-             "started before the new certificate plus two minutes (kubelet's Secret refresh)", _ROTATION),
+             "started before the new certificate's issue time plus two minutes (kubelet's Secret refresh)",
+             _ROTATION),
+        Fact("kube-controller-manager backdates a signed certificate: notBefore = issue time - 5 minutes, so the "
+             "issue time is notBefore + 5 minutes", Src("kubernetes/kubernetes", "v1.35.4",
+                                                           "pkg/controller/certificates/signer/signer.go", "sign")),
     ),
     kubeconfig_flags=(),
 )
 
-CONTRACTS: tuple[Contract, ...] = (PULL_JOIN, AGENT_RESTART)
+AGENT_CSR_APPROVER = Contract(
+    key="agent-csr-approver", title="agent CSR approver (agents/agent_csr_approver.py)",
+    upstream=f"this program, run by {approver.NAME} on python:3.12", match=Match(script=approver.SCRIPT_KEY),
+    rendered_by="components/fleet/csr_approver_docs.py", runs_in="host cluster, namespace karmada-system",
+    files=(
+        FileFlag("ca-file", "read", "the Karmada CA", _APPROVER_MAIN),
+        FileFlag("cert-file", "read", f"client certificate (CN {approver.USER})", _APPROVER_MAIN),
+        FileFlag("key-file", "read", "its key", _APPROVER_MAIN),
+    ),
+    listeners=(
+        Listener("health", "HTTP", "health-port", "port", "8080", (Served("/healthz", True),), _APPROVER_MAIN,
+                 note="200 while the last pass is younger than 3 x period + 30 s, else 503; other paths 503"),
+    ),
+    connections=(
+        Connection("karmada-apiserver", "5443", "HTTPS (client cert)", "--server", "lists CSRs, writes approvals, "
+                   "deletes members' bootstrap tokens an hour after creation", _APPROVER_MAIN,
+                   resolve=from_url_flag("server")),
+    ),
+    uses=(
+        Use("karmada", "certificates.k8s.io", "certificatesigningrequests", ("list",), _APPROVER,
+            credential="client-cert"),
+        Use("karmada", "certificates.k8s.io", "certificatesigningrequests/approval", ("update",), _APPROVER,
+            credential="client-cert"),
+        Use("karmada", "certificates.k8s.io", "signers", ("approve",), _APPROVER, names=(approver.SIGNER,),
+            credential="client-cert"),
+        Use("karmada", "", "secrets", ("get", "delete"), Src("karmada-hub", "this checkout",
+                                                             "agents/agent_csr_approver.py", "clean_tokens"),
+            namespace="kube-system", names=("bootstrap-token-<pull-token-id>",),
+            credential="client-cert"),
+    ),
+    expects=(
+        Expects("karmada-controller-manager without agentcsrapproving (`--controllers=*,-agentcsrapproving`), so no "
+                "other approver decides agent CSRs", "the hub stack (flags/controller_manager.py)",
+                k("cmd/controller-manager/app/controllermanager.go", "controllers")),
+    ),
+    exits=(
+        Fact("unknown or missing argument, a malformed --member (argparse/ValueError, exit 2 or 1); unreadable TLS "
+             "files; health port bind failure", _APPROVER_MAIN),
+    ),
+    facts=(
+        Fact("approves a join only when spec.username is system:bootstrap:<the token id the hub derived for the CN's "
+             "member>, a renewal only when spec.username is the CN itself in group system:karmada:agents; denies "
+             "every other agent-shaped CSR with the reason", _APPROVER),
+    ),
+    kubeconfig_flags=(),
+)
+
+CONTRACTS: tuple[Contract, ...] = (PULL_JOIN, AGENT_RESTART, AGENT_CSR_APPROVER)

@@ -9,9 +9,13 @@ MemberRegistry's, in the hub stack.
   Cluster object names.
 - Pull: the member gets karmada-agent and a join Job. PullJoin mints a one-hour bootstrap token at apply time
   (never in state); the Job makes the agent's key in the member, has the hub sign its CSR and writes the agent's
-  kubeconfig Secret; the agent creates its own Cluster and renews its own certificate.
+  kubeconfig Secret; the agent finds the Cluster the hub made for it and renews its own certificate. The hub can
+  make that Cluster only with the member's kube-system UID (`clusterId` in the stack file): this reads it, and
+  until the file carries it, installs no agent (the stack prints it as `pullClusterIds`); a committed one that is
+  not the member's is a warning naming both.
 - `schedulerEstimator: true`: a read-only account in the member (`member_docs.estimator_reader_rules`) whose
-  token becomes the `<estimator>-member-kubeconfig` Secret on the hub's host cluster.
+  token and the member's CA become the `<estimator>-member-token` Secret on the hub's host cluster (data only; the
+  hub renders the kubeconfig around them).
 
 Removing a member from the stack deletes everything installed for it here.
 """
@@ -19,6 +23,7 @@ Removing a member from the stack deletes everything installed for it here.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -27,9 +32,7 @@ from components.config import CapiCredentials, FleetConfig, MemberConfig
 from components.fleet import member_docs as docs
 from components.fleet.pull_join import PullJoin
 from components.karmada import flags, manifests
-from components.karmada.pki_spec import estimator_service_name
 from components.kube import agent_script
-from components.kube.kubeconfig import kubeconfig
 from components.kube.objects import apply, apply_rendered
 
 
@@ -39,7 +42,10 @@ def _b64decode(value: str) -> str:
 
 class MemberCluster(pulumi.ComponentResource):
     """One member: its provider (`k8s-member-<name>`) and the region's join objects on the member and the hub.
-    The Cluster is never here: the hub applies a Push member's (MemberRegistry), a Pull agent creates its own."""
+    The Cluster is never here: the hub applies every member's (MemberRegistry)."""
+
+    pull_cluster_id: pulumi.Output[str] | None = None
+    """A Pull member's kube-system UID, as read from the member."""
 
     def __init__(
         self,
@@ -79,8 +85,7 @@ class MemberCluster(pulumi.ComponentResource):
             # member's token controller has filled a service-account-token Secret (its await logic for
             # core/v1 Secret), so there is no separate read that could run before the token exists or, in
             # a preview, before the Secret does.
-            created = {(o["kind"], o["metadata"]["name"]): apply(prefix, o, on_member)
-                       for o in docs.push_member_objects(member.name)}
+            created = _apply_in_order(prefix, docs.push_member_objects(member.name), on_member)
             sa_token = created[("Secret", docs.cluster_sa_name(member.name))]
             imp_token = created[("Secret", docs.IMPERSONATOR_SA)]
             token = pulumi.Output.secret(sa_token.output("data").apply(lambda d: _b64decode(d["token"])))
@@ -91,8 +96,18 @@ class MemberCluster(pulumi.ComponentResource):
                            on_hub)
             apply_rendered("karmada", lambda t: docs.impersonator_secret(member.name, t), [imp], on_hub)
         else:
-            self._pull(prefix, config, member, karmada_url, karmada_ca_pem, writer_kubeconfig, member_kubeconfig,
-                       on_member, on_hub)
+            ns = k8s.core.v1.Namespace.get(f"{prefix}-kube-system", "kube-system", opts=pulumi.ResourceOptions(
+                parent=self, provider=self.provider))
+            self.pull_cluster_id = ns.metadata.apply(lambda m: str(m.uid))
+            if member.cluster_id is None:
+                pulumi.log.warn(f"member {member.name}: set clusterId to its kube-system UID (output pullClusterIds), "
+                                "up the hub stack, then up this stack: the agent is installed after that")
+            else:
+                where = (f"stacks/Pulumi.{pulumi.get_stack()}.yaml: karmada-hub:members"
+                         f"[{config.members.index(member)}].clusterId")
+                self.pull_cluster_id = self.pull_cluster_id.apply(lambda uid: _same_id(where, member, uid))
+                self._pull(prefix, config, member, karmada_url, karmada_ca_pem, writer_kubeconfig, member_kubeconfig,
+                           on_member, on_hub)
         if member.scheduler_estimator:
             assert host_provider is not None, "a scheduler-estimator's member kubeconfig goes to the hub's host"
             gates = flags.gates_for("karmada-scheduler-estimator", config.karmada.feature_gates)
@@ -104,11 +119,13 @@ class MemberCluster(pulumi.ComponentResource):
               karmada_ca_pem: pulumi.Input[str], writer_kubeconfig: pulumi.Input[str],
               member_kubeconfig: pulumi.Output[str], on_member: pulumi.ResourceOptions,
               on_hub: pulumi.ResourceOptions) -> None:
+        failover = flags.FailoverSettings.from_config(config.failover)
         args = flags.agent_args(member.name, member.api_endpoint.rstrip("/"), region=member.region,
-                                zones=member.zones, failover=flags.FailoverSettings.from_config(config.failover))
+                                zones=member.zones, failover=failover)
         source = agent_script.source(docs.JOIN_SCRIPT)
+        trust = pulumi.Output.all(karmada_url, karmada_ca_pem).apply(lambda v: docs.hub_trust(v[0], v[1]))
         objects = docs.pull_member_objects(member.name, config.karmada.version, args, source,
-                                           member.join_generation)
+                                           member.join_generation, trust, failover.client_env())
         ns = apply(prefix, objects[0], on_member)
         join = PullJoin(f"{prefix}-join", member.name, docs.token_id(member.name), member.join_generation, karmada_url,
                         karmada_ca_pem, writer_kubeconfig, member_kubeconfig, opts=pulumi.ResourceOptions(
@@ -138,20 +155,36 @@ class MemberCluster(pulumi.ComponentResource):
         objects = docs.estimator_reader_objects(resource_quota_estimate)
         if member.sync_mode == "Pull":  # a Push join creates karmada-cluster in the member itself
             objects = [docs.namespace(docs.CLUSTER_NAMESPACE), *objects]
-        created = {}
-        for obj in objects:
-            created[(obj["kind"], obj["metadata"]["name"])] = apply(
-                f"{prefix}-estimator", obj, pulumi.ResourceOptions.merge(on_member, pulumi.ResourceOptions(
-                    depends_on=list(created.values()))))
+        created = _apply_in_order(f"{prefix}-estimator", objects, on_member)
         token_secret = created[("Secret", docs.ESTIMATOR_READER)]
         token = pulumi.Output.secret(token_secret.output("data").apply(lambda d: _b64decode(d["token"])))
         ca = token_secret.output("data").apply(lambda d: _b64decode(d["ca.crt"]))
-        name = estimator_service_name(member.name)
-        kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
-        server = member.api_endpoint.rstrip("/")
-        apply_rendered("host", lambda t, c: manifests.secret(
-            name + manifests.MEMBER_KUBECONFIG_SUFFIX,
-            {kube_file: kubeconfig(member.name, server, c, token=t)}, component=name), [token, ca], on_host)
+        # Data only (the token and the member's CA): the hub renders the kubeconfig around them, so nothing this
+        # stack writes is ever code in a hub pod.
+        apply_rendered("host", lambda t, c: manifests.member_token_secret(member.name, t, c), [token, ca], on_host)
+
+
+def _same_id(where: str, member: MemberConfig, uid: str) -> str:
+    """The committed clusterId should be the member's: the hub's Cluster with another id stops the agent at start
+    (`the cluster ID ... or the cluster name ... has been registered`). Said loudly, not fatal: the region's other
+    members and policies still roll out."""
+    if uid != member.cluster_id:
+        pulumi.log.warn(f"{where}: {member.name}'s kube-system UID is {uid}, not {member.cluster_id}: its agent "
+                        "will not start; set it there, up the hub stack, then this stack")
+    return uid
+
+
+def _apply_in_order(prefix: str, objects: list[dict[str, Any]], opts: pulumi.ResourceOptions,
+                    ) -> dict[tuple[str, str], pulumi.Resource]:
+    """Each object after every one before it. A service-account-token Secret must not exist before its
+    ServiceAccount: the member's token controller deletes a token Secret whose account it cannot find
+    (kubernetes v1.35.4 pkg/controller/serviceaccount/tokens_controller.go, syncSecret), and pulumi-kubernetes
+    then waits for a token that never comes. Resources without a dependency are created concurrently."""
+    created: dict[tuple[str, str], pulumi.Resource] = {}
+    for obj in objects:
+        created[(obj["kind"], obj["metadata"]["name"])] = apply(prefix, obj, pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(depends_on=list(created.values()))))
+    return created
 
 
 def capi_provider(config: FleetConfig) -> k8s.Provider | None:

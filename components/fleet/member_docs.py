@@ -23,6 +23,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from components import versions
@@ -30,7 +31,7 @@ from components.config import MemberConfig
 from components.karmada import flags
 from components.kube import agent_script, rollouts
 from components.kube.kubeconfig import kubeconfig as render_kubeconfig
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
+from components.kube.pod_security import NON_ROOT_UID, RESTRICTED, container_security_context
 
 CLUSTER_NAMESPACE = "karmada-cluster"
 """`--cluster-namespace` default: credentials in the member (Push) and in the hub (both modes)."""
@@ -96,8 +97,10 @@ def agent_user(cluster: str) -> str:
 
 
 def namespace(name: str) -> dict[str, Any]:
-    """A namespace labelled as Karmada-owned (member `karmada-cluster`/`karmada-system`; hub `karmada-cluster`)."""
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": _labels()}}
+    """A namespace labelled as Karmada-owned (member `karmada-cluster`/`karmada-system`; hub `karmada-cluster`),
+    enforcing Pod Security `restricted` (the agent, the join and the restart run as such)."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**_labels(),
+                                                                                        **RESTRICTED}}}
 
 
 def _service_account(name: str, ns: str) -> dict[str, Any]:
@@ -230,24 +233,31 @@ def cluster_labels(member: MemberConfig, sync_mode: SyncMode) -> dict[str, str]:
 
 def cluster_object(member: MemberConfig, sync_mode: SyncMode | None = None, cluster_id: str | None = None
                    ) -> dict[str, Any]:
-    """Hub: a Push member's `Cluster` (aggregated API), with provider/region/zones set for fieldSelector and
-    spread, and credentials via secretRef/impersonatorSecretRef so the controller-manager can reach the member.
-    The hub stack applies it (MemberRegistry): a region identity may not write a `secretRef`.
-    `cluster_id` is the member's kube-system namespace UID, as join sets it (used for multi-cluster DNS).
+    """Hub: a member's `Cluster` (aggregated API), with provider/region/zones for spread, applied by the hub stack
+    (MemberRegistry) for Push and Pull members alike: a region identity may not write a `secretRef`, and a Pull
+    agent needs no right to create or change Clusters.
 
-    Never for Pull: the agent creates its own Cluster at start. It lists every Cluster and exits if one has its
-    name with another `spec.id` (its kube-system UID), then create-or-updates it (karmada v1.18.2
-    cmd/agent/app/agent.go `run`, pkg/util/cluster.go `ClusterRegisterOption.Validate`,
-    `CreateOrUpdateClusterObject`), so a Cluster made here would stop it from ever registering.
+    - Push: credentials via secretRef/impersonatorSecretRef so the controller-manager can reach the member.
+    - Pull: exactly the spec the agent derives from its flags (karmada v1.18.2 cmd/agent/app/agent.go
+      `generateClusterInControllerPlane`: syncMode Pull, apiEndpoint, proxyURL "", id, provider, zones when set,
+      region, insecureSkipTLSVerification false, no secret references with `--report-secrets=None`), with
+      `spec.id` the member's kube-system UID (`clusterId`). The agent's start then finds a Cluster of its name and
+      id (pkg/util/cluster.go `Validate`: `sameCluster`) whose spec DeepEquals what it would write
+      (`CreateOrUpdateClusterObject` writes nothing then), so it creates and updates nothing.
     """
     mode: SyncMode = sync_mode or member.sync_mode
-    if mode != "Push":
-        raise ValueError(f"{member.name}: a Pull member's Cluster is created by its karmada-agent, not here")
     spec: dict[str, Any] = {"syncMode": mode, "apiEndpoint": member.api_endpoint.rstrip("/")}
-    if cluster_id:
+    if mode == "Pull":
+        cluster_id = cluster_id or member.cluster_id
+        if not cluster_id:
+            raise ValueError(f"{member.name}: a Pull member's Cluster needs its kube-system UID (clusterId)")
         spec["id"] = cluster_id
-    spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
-    spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": impersonator_secret_name(member.name)}
+    else:
+        if cluster_id:
+            spec["id"] = cluster_id
+        spec["secretRef"] = {"namespace": CLUSTER_NAMESPACE, "name": member.name}
+        spec["impersonatorSecretRef"] = {"namespace": CLUSTER_NAMESPACE,
+                                         "name": impersonator_secret_name(member.name)}
     spec["provider"] = PROVIDER
     spec["region"] = member.region
     if member.zones:
@@ -305,10 +315,12 @@ def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
     `GenerateWorkAccessRole` at v1.18.2), the verbs exactly what the agent's code uses with
     `--controllers=*,certRotation --report-secrets=None` (docs/upstream-contract.md, karmada-agent RBAC):
 
-    - `clusters`: list/watch (Validate, cache), create (its own Cluster, which it creates with the right `spec.id`;
-      a plain create cannot be limited by name), get and update on its own name (CreateOrUpdateClusterObject
-      updates whenever the spec it derives from its flags differs; register grants no update), `clusters/status`
-      update; no delete (nothing in the agent deletes its Cluster);
+    - `clusters`: list/watch (Validate, cache), get on its own name, `clusters/status` update on its own name; no
+      create, update or delete: the hub creates the Cluster with exactly the spec the agent derives
+      (`cluster_object`), so CreateOrUpdateClusterObject finds nothing to write. (At v1.18.2 the status
+      subresource's strategy keeps whatever spec and metadata a status update carries, pkg/registry/cluster/
+      strategy.go `StatusStrategy.PrepareForUpdate` is empty, so the status right still reaches the agent's own
+      Cluster: docs/security.md "Residual risks";)
     - leases: its heartbeat `karmada-cluster/<cluster>` and its leader lock `karmada-system/karmada-agent-<cluster>`
       only (get/update by name, create), instead of register's cluster-wide get/create/update, which let any agent
       overwrite the controllers' leader locks;
@@ -328,8 +340,8 @@ def pull_hub_objects(cluster: str) -> list[dict[str, Any]]:
     leases = "coordination.k8s.io"
     cluster_rules = [
         {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "resourceNames": [cluster],
-         "verbs": ["get", "update"]},
-        {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["create", "list", "watch"]},
+         "verbs": ["get"]},
+        {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters"], "verbs": ["list", "watch"]},
         {"apiGroups": ["cluster.karmada.io"], "resources": ["clusters/status"], "resourceNames": [cluster],
          "verbs": ["update"]},
         {"apiGroups": ["config.karmada.io"],
@@ -377,40 +389,26 @@ at a fifth of the life left (karmada default 0.2), so the agent renews every ~24
 
 
 def bootstrap_rbac() -> list[dict[str, Any]]:
-    """Hub: what a bootstrap token and an agent may ask of the CSR API, as artifacts/deploy/
-    bootstrap-token-configuration.yaml (v1.18.2) binds it, minus what this program does not use: no
-    `system:karmada:agent-rbac-generator` (`*/*/*` for CN rbac-generator, which any token could get a certificate
-    for, since the approver cannot tie a CSR to a name: karmada-io/karmada#7147), no anonymous `cluster-info`."""
+    """Hub: what a bootstrap token may ask of the CSR API: create and read CSRs (kube-apiserver's built-in
+    `system:node-bootstrapper`), as artifacts/deploy/bootstrap-token-configuration.yaml (v1.18.2) binds it for the
+    token group, and nothing else of that file. Not the `clusteragent`/`selfclusteragent` approver roles: the
+    upstream approver that reads them (agentcsrapproving) is switched off, because it cannot tie a token to a
+    member (karmada-io/karmada#7147); the hub's own approver (csr_approver_docs.py) decides. Not the
+    `system:karmada:agent-rbac-generator` binding (`*/*/*`) and not the anonymous `cluster-info` Role."""
     rbac = "rbac.authorization.k8s.io"
     bootstrappers = {"apiGroup": rbac, "kind": "Group", "name": BOOTSTRAP_GROUP}
-    agents = {"apiGroup": rbac, "kind": "Group", "name": "system:karmada:agents"}
     labels = {"karmada.io/bootstrapping": "rbac-defaults"}
-
-    def approver(name: str, subresource: str) -> dict[str, Any]:
-        return _cluster_role(name, [{"apiGroups": ["certificates.k8s.io"],
-                                     "resources": [f"certificatesigningrequests/{subresource}"],
-                                     "verbs": ["create"]}], labels)
-
-    def bind(name: str, role: str, subject: dict[str, Any]) -> dict[str, Any]:
-        obj = _binding("ClusterRoleBinding", name, "ClusterRole", subject, labels=labels)
-        obj["roleRef"]["name"] = role
-        return obj
-
-    return [
-        bind("system:karmada:agent-bootstrap", "system:node-bootstrapper", bootstrappers),
-        approver("system:karmada:certificatesigningrequest:autoapprover", "clusteragent"),
-        bind("system:karmada:agent-autoapprove-bootstrap", "system:karmada:certificatesigningrequest:autoapprover",
-             bootstrappers),
-        approver("system:karmada:certificatesigningrequest:selfautoapprover", "selfclusteragent"),
-        bind("system:karmada:agent-autoapprove-certificate-rotation",
-             "system:karmada:certificatesigningrequest:selfautoapprover", agents),
-    ]
+    obj = _binding("ClusterRoleBinding", "system:karmada:agent-bootstrap", "ClusterRole", bootstrappers,
+                   labels=labels)
+    obj["roleRef"]["name"] = "system:node-bootstrapper"
+    return [obj]
 
 
 def bootstrap_token_secret(token_id: str, token_secret: str, expiration: str) -> dict[str, Any]:
     """Hub: `kube-system/bootstrap-token-<id>` (k8s.io/cluster-bootstrap token/api types.go): authentication
     only (no signing: nothing reads cluster-info), the program's one extra group, `expiration` RFC 3339 UTC.
-    Made by PullJoin at apply time; the secret half never enters a stack's state."""
+    Made by PullJoin at apply time; the secret half never enters a stack's state. The hub's admission policy
+    refuses any other content (csr_approver_docs.token_policy) and its approver deletes it an hour after creation."""
     if not re.fullmatch(r"[a-z0-9]{6}", token_id) or not re.fullmatch(r"[a-z0-9]{16}", token_secret):
         raise ValueError("a bootstrap token is [a-z0-9]{6}.[a-z0-9]{16}")
     return {
@@ -468,6 +466,15 @@ RESTART_NAME = "karmada-agent-restart"
 JOIN_SCRIPT = "pull_join.py"
 RESTART_SCHEDULE = "*/15 * * * *"
 GENERATION_ANNOTATION = "karmada-hub.io/join-generation"
+HUB_TRUST_ANNOTATION = "karmada-hub.io/hub-trust"
+"""On the join Job's pod template: `hub_trust` of the hub URL and CA the member must trust, so a new one replaces the
+Job and it runs again (PullJoin, replaced by the same change, has written a new bootstrap Secret by then)."""
+
+
+def hub_trust(hub_url: str, hub_ca_pem: str) -> str:
+    """A short fingerprint of what a Pull member trusts: the hub URL and its CA (whitespace-insensitive)."""
+    material = hub_url.rstrip("/") + "\n" + "".join(hub_ca_pem.split())
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 def _script_pod(name: str, sa: str, argv: list[str], source: str, extra_annotations: dict[str, str] | None = None,
@@ -500,12 +507,13 @@ def restart_args() -> list[str]:
             f"--deployment={AGENT_NAME}", f"--selector=app={AGENT_NAME}"]
 
 
-def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, Any]]:
+def join_objects(cluster: str, source: str, generation: int, trust: Any = None) -> list[dict[str, Any]]:
     """Member: the join's own service account (get both Secrets, update the kubeconfig, delete the bootstrap copy,
     create: a create cannot be limited by name), the script, and the Job.
 
-    A new `generation` (joinGeneration) or script changes the Job's template, so Pulumi replaces it and it runs
-    again (and exits at once while the member's credential is still good)."""
+    A new `generation` (joinGeneration), `trust` (`hub_trust` of the hub URL and CA; may be an Output) or script
+    changes the Job's template, so Pulumi replaces it and it runs again (and exits at once while the member's
+    credential is still good for that hub)."""
     secret = lambda names, verbs: {"apiGroups": [""], "resources": ["secrets"], "resourceNames": names,  # noqa: E731
                                    "verbs": verbs}
     rules = [secret([AGENT_KUBECONFIG_SECRET, AGENT_BOOTSTRAP_SECRET], ["get"]),
@@ -517,7 +525,8 @@ def join_objects(cluster: str, source: str, generation: int) -> list[dict[str, A
         "metadata": {"name": JOIN_NAME, "namespace": AGENT_NAMESPACE, "labels": _labels({"app": JOIN_NAME})},
         "spec": {"backoffLimit": 6, "activeDeadlineSeconds": 1800,
                  "template": _script_pod(JOIN_NAME, JOIN_NAME, join_args(cluster), source,
-                                         {GENERATION_ANNOTATION: str(generation)})},
+                                         {GENERATION_ANNOTATION: str(generation),
+                                          **({HUB_TRUST_ANNOTATION: trust} if trust is not None else {})})},
     }
     return [
         _service_account(JOIN_NAME, AGENT_NAMESPACE),
@@ -557,7 +566,8 @@ def restart_objects(source: str) -> list[dict[str, Any]]:
 
 
 def pull_member_objects(cluster: str, version: str, args: list[str], source: str,
-                        generation: int = 1) -> list[dict[str, Any]]:
+                        generation: int = 1, trust: Any = None,
+                        client_env: Sequence[dict[str, str]] = ()) -> list[dict[str, Any]]:
     """Member side of a Pull join, in apply order: namespace, the agent's account (all-access in its member, as
     upstream: it applies whatever the hub propagates), the join, the agent, its PDB, the certificate pickup.
 
@@ -570,20 +580,22 @@ def pull_member_objects(cluster: str, version: str, args: list[str], source: str
         _cluster_role(AGENT_NAME, _all_access_rules(), _labels()),
         _binding("ClusterRoleBinding", AGENT_NAME, "ClusterRole", _sa_subject(AGENT_SA, AGENT_NAMESPACE),
                  labels=_labels()),
-        *join_objects(cluster, source, generation),
-        agent_deployment(cluster, version, args),
+        *join_objects(cluster, source, generation, trust),
+        agent_deployment(cluster, version, args, client_env=client_env),
         agent_pod_disruption_budget(),
         *restart_objects(source),
     ]
 
 
-def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS) -> dict[str, Any]:
+def agent_deployment(cluster: str, version: str, args: list[str], replicas: int = AGENT_REPLICAS,
+                     client_env: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
     """Member: the karmada-agent Deployment (image `docker.io/karmada/karmada-agent:<version>`).
 
     The agent talks to its own member with the in-cluster SA token (so the token stays mounted) and to the hub
     with the mounted kubeconfig Secret, which the join Job writes (the pods wait for it; a missing file would make
     the agent fall back to its in-cluster config as if the member were the hub). Only `/healthz` exists on the
-    probe port (no `/readyz`), for both probes.
+    probe port (no `/readyz`), for both probes. `client_env`: client-go's HTTP/2 health check, when the stack sets
+    it (flags.FailoverSettings.client_env): how soon a lease renewal on a connection to a dead hub server fails.
     """
     labels = {"app": AGENT_NAME}
     return {
@@ -611,7 +623,8 @@ def agent_deployment(cluster: str, version: str, args: list[str], replicas: int 
                         # agent_args binds its health and metrics listeners to $(POD_IP); kubelet expands
                         # $(VAR) only from the container's env and leaves an undefined one as literal text,
                         # on which controller-runtime's listener fails and the agent exits.
-                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                        "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                                *client_env],
                         "ports": [
                             {"name": "metrics", "containerPort": AGENT_METRICS_PORT, "protocol": "TCP"},
                             {"name": "healthz", "containerPort": AGENT_HEALTH_PORT, "protocol": "TCP"},
@@ -669,3 +682,46 @@ def kubeconfig(
     if not server.startswith("https://"):
         raise ValueError(f"kubeconfig: server must be an https:// URL (got '{server}')")
     return render_kubeconfig(name, server, ca_pem, client_cert_pem, client_key_pem, token)
+
+
+# ------------------------------------------------------------------------------------- CAPI management
+
+
+CAPI_READER_PREFIX = "karmada-hub-"
+
+
+def capi_reader_objects(stack: str, members: list[MemberConfig]) -> list[dict[str, Any]]:
+    """Management cluster (not applied by the program: `hubctl capi-access <stack>` prints them for its operator):
+    the one identity a stack reads its CAPI members' kubeconfigs with. A ServiceAccount `karmada-hub-<stack>` (in
+    the namespace of the stack's first CAPI member) with a long-lived token Secret, and in every namespace of the
+    stack's CAPI members a Role that may `get` exactly its members' `<cluster>-kubeconfig` Secrets (what
+    MemberCluster's `Secret.get` reads, key `value`), bound to it. Nothing else: no list, no other Secret (not
+    another region's members, not the infrastructure provider's credentials in the same namespace), so a leaked
+    region config reaches its own members only (security review 2, C3). Rotate by deleting the token Secret."""
+    from components.config import CapiCredentials
+
+    capi = [m for m in members if isinstance(m.credentials, CapiCredentials)]
+    if not capi:
+        raise ValueError(f"stack {stack} reads no member from Cluster API")
+    name = f"{CAPI_READER_PREFIX}{stack}"
+    home = capi[0].credentials.namespace  # type: ignore[union-attr]
+    by_ns: dict[str, list[str]] = {}
+    for m in capi:
+        creds = m.credentials
+        assert isinstance(creds, CapiCredentials)
+        by_ns.setdefault(creds.namespace, []).append(f"{creds.cluster}-kubeconfig")
+    labels = {"app.kubernetes.io/part-of": "karmada-hub", "karmada-hub.io/stack": stack}
+    out: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": home,
+                                                                    "labels": labels}},
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+         "metadata": {"name": f"{name}-token", "namespace": home, "labels": labels,
+                      "annotations": {"kubernetes.io/service-account.name": name}}},
+    ]
+    for ns in sorted(by_ns):
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                    "metadata": {"name": name, "namespace": ns, "labels": labels},
+                    "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": sorted(by_ns[ns]),
+                               "verbs": ["get"]}]})
+        out.append(_binding("RoleBinding", name, "Role", _sa_subject(name, home), ns=ns, labels=labels))
+    return out

@@ -80,8 +80,18 @@ def splits_supporting_objects(tenant: TenantConfig) -> bool:
     return bool(tenant.placement.overflow) or tenant.placement.max_clusters is not None
 
 
-def _affinity_region(regions: Iterable[str]) -> dict[str, Any]:
-    return {"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "In", "values": list(regions)}]}}
+def _affinity_region(regions: Iterable[str], members: Iterable[MemberConfig]) -> dict[str, Any]:
+    """The members of `regions`, by name: a Cluster's name is the one thing about it nobody but its creator (the
+    hub) sets. Not a fieldSelector on `spec.region`: at Karmada v1.18.2 a Pull agent can rewrite its own Cluster's
+    spec through the status subresource (pkg/registry/cluster/strategy.go `StatusStrategy.PrepareForUpdate` keeps
+    whatever the update carries), so a compromised member could claim another region and receive its tenants'
+    objects (security review 2, C2 path B)."""
+    wanted = list(regions)
+    names = sorted(m.name for m in members if m.region in wanted)
+    if not names:
+        raise ValueError(f"no member in region(s) {', '.join(wanted)} to place on; add a member there or leave the "
+                         "region out")
+    return {"clusterNames": names}
 
 
 def _affinity_clusters(clusters: Iterable[str]) -> dict[str, Any]:
@@ -254,8 +264,8 @@ def supporting_policy(
     ]))
     terms: list[dict[str, Any]] = []
     if reach:
-        terms.append({"affinityName": PREFERRED_GROUP, **_affinity_region(reach)})
-    terms.append({"affinityName": placement_cfg.fallback_group, **_affinity_region(fleet_regions)})
+        terms.append({"affinityName": PREFERRED_GROUP, **_affinity_region(reach, members)})
+    terms.append({"affinityName": placement_cfg.fallback_group, **_affinity_region(fleet_regions, members)})
     placement: dict[str, Any] = {"clusterAffinities": terms, "replicaScheduling": {"replicaSchedulingType":
                                                                                    "Duplicated"}}
     tolerations = _tolerations(tenant)
@@ -317,7 +327,8 @@ def critical_policy(
     return policy
 
 
-def _affinity_terms(tenant: TenantConfig, fleet_regions: list[str]) -> list[dict[str, Any]]:
+def _affinity_terms(tenant: TenantConfig, fleet_regions: list[str], members: list[MemberConfig]
+                    ) -> list[dict[str, Any]]:
     """The preferred group (with its overflow groups, in order) if any, then always the fleet-wide fallback.
 
     Terms are tried one at a time from the one the binding was last scheduled with
@@ -327,16 +338,17 @@ def _affinity_terms(tenant: TenantConfig, fleet_regions: list[str]) -> list[dict
     placement = tenant.placement
     terms: list[dict[str, Any]] = []
     if placement.preferred_regions:
-        term: dict[str, Any] = {"affinityName": PREFERRED_GROUP, **_affinity_region(placement.preferred_regions)}
+        term: dict[str, Any] = {"affinityName": PREFERRED_GROUP,
+                                **_affinity_region(placement.preferred_regions, members)}
         if placement.overflow:
             # Never `overflowAffinities: []`: upstream checks `!= nil`, so an empty list counts as overflow.
             term["overflowAffinities"] = [
                 {"affinityName": g.name,
-                 **(_affinity_region(g.regions) if g.regions else _affinity_clusters(g.clusters))}
+                 **(_affinity_region(g.regions, members) if g.regions else _affinity_clusters(g.clusters))}
                 for g in placement.overflow
             ]
         terms.append(term)
-    terms.append({"affinityName": placement.fallback_group, **_affinity_region(fleet_regions)})
+    terms.append({"affinityName": placement.fallback_group, **_affinity_region(fleet_regions, members)})
     return terms
 
 
@@ -345,7 +357,7 @@ def _propagation_spec(tenant: TenantConfig, fleet_regions: list[str], members: l
     """Everything of a tenant policy's spec but what it selects: placement, dependencies and failover."""
     placement_cfg = tenant.placement
     placement: dict[str, Any] = {
-        "clusterAffinities": _affinity_terms(tenant, fleet_regions),
+        "clusterAffinities": _affinity_terms(tenant, fleet_regions, members),
         "replicaScheduling": _replica_scheduling(tenant),
     }
     spread = _spread_constraints(tenant, fleet_regions, members)
@@ -529,14 +541,18 @@ def _overflow_allowed(scheduling: Mapping[str, Any] | None) -> bool:
     return bool((scheduling.get("weightPreference") or {}).get("dynamicWeight"))
 
 
-def override_policy(tenant: TenantConfig, regions: Mapping[str, RegionConfig]) -> dict[str, Any]:
+def override_policy(tenant: TenantConfig, regions: Mapping[str, RegionConfig], members: Iterable[MemberConfig]
+                    ) -> dict[str, Any]:
     """Per-region overrides: pull images from the region's registry mirror and label objects with the region.
 
-    One rule per region, targeted by the Cluster's `spec.region` (fieldSelector), so a member joins its region's
-    overrides by being in the region. Regions without a mirror only get the label.
+    One rule per region with members, targeted at those members by name (`_affinity_region`), so a member joins its
+    region's overrides by being declared in the region. Regions without a mirror only get the label.
     """
     rules: list[dict[str, Any]] = []
+    members = list(members)
     for name in sorted(regions):
+        if not any(m.region == name for m in members):
+            continue
         region = regions[name]
         overriders: dict[str, Any] = {}
         if region.registry_mirror:
@@ -546,7 +562,7 @@ def override_policy(tenant: TenantConfig, regions: Mapping[str, RegionConfig]) -
                 {"component": "Registry", "operator": "replace", "value": region.registry_mirror}
             ]
         overriders["labelsOverrider"] = [{"operator": "add", "value": {REGION_LABEL: name}}]
-        rules.append({"targetCluster": _affinity_region([name]), "overriders": overriders})
+        rules.append({"targetCluster": _affinity_region([name], members), "overriders": overriders})
     if not rules:
         raise ValueError(f"tenant {tenant.name}: no regions to override for")
     return {
@@ -593,7 +609,7 @@ def tenant_policies(config: FleetConfig) -> list[tuple[TenantConfig, dict[str, A
         critical = critical_policy(tenant, regions, members, config.failover)
         if critical is not None:
             out.append((tenant, critical, prioritised))
-        out.append((tenant, override_policy(tenant, config.regions), False))
+        out.append((tenant, override_policy(tenant, config.regions, members), False))
         if tenant.quota is not None:
             out.append((tenant, federated_resource_quota(tenant), False))
     return out

@@ -2,8 +2,11 @@
 
 A Pulumi dynamic resource whose `create` (never a preview) does, with the stack's own credentials:
 
-1. if the member already holds a usable `karmada-system/karmada-kubeconfig` (a client certificate with more than
-   a tenth of its life left), nothing: the member is joined and its agent renews its own certificate;
+1. if the member already holds a `karmada-system/karmada-kubeconfig` for this hub, nothing: the member is joined
+   and its agent renews its own certificate. For this hub means: its `server` is `hubUrl`, its CA is `hubCaPem`,
+   its client certificate was signed by that CA and has more than a tenth of its life left. A certificate with
+   life left is not enough: after a new Karmada CA or a new hub URL the agent is refused (or dials the wrong
+   place) until the old certificate runs out, and cannot re-join itself (agents/pull_join.py);
 2. otherwise it makes the token's secret half in memory and server-side-applies the hub's
    `kube-system/bootstrap-token-<id>` (authentication only, group
    `system:bootstrappers:karmada:default-cluster-token`, expiring in an hour; the hub's tokencleaner removes it)
@@ -11,8 +14,10 @@ A Pulumi dynamic resource whose `create` (never a preview) does, with the stack'
    `karmada-system/karmada-agent-bootstrap` (token, hub URL, hub CA) with the member's credentials.
 
 The token is neither an input nor an output, so it is in no state, plan or log. The join Job in the member
-(agents/pull_join.py) consumes it and deletes the member's copy. `generation` (the member's joinGeneration) is the
-re-join knob: a new value replaces the resource, which deletes the old Secrets before making new ones.
+(agents/pull_join.py) consumes it and deletes the member's copy. A new `hubUrl` or `hubCaPem` replaces the resource
+(so `create` checks the member against the new hub), and the Job carries their fingerprint (member_docs.hub_trust),
+so it runs again too. `generation` (the member's joinGeneration) is the manual re-join knob (a member rebuilt, its
+Secret deleted): a new value replaces the resource, which deletes the old Secrets before making new ones.
 """
 
 from __future__ import annotations
@@ -39,29 +44,66 @@ def new_token_secret() -> str:
     return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(16))
 
 
-def member_is_joined(member: KubeApi, now: dt.datetime) -> bool:
-    """The member's agent kubeconfig Secret exists and its client certificate has life left."""
+def joins_to(kubeconfig_text: bytes, hub_url: str, hub_ca_pem: str, now: dt.datetime) -> bool:
+    """The agent kubeconfig (JSON, or the YAML certRotation writes back) is one for this hub: one cluster whose
+    `server` is `hub_url` and whose CA is `hub_ca_pem`, one user whose client certificate that CA signed and that
+    has more than a tenth of its life left."""
     from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
 
+    try:
+        config = yaml.safe_load(kubeconfig_text) or {}
+        (cluster,), (user,) = config.get("clusters") or [], config.get("users") or []
+        server = cluster["cluster"]["server"]
+        ca_der = _certificates(base64.b64decode(cluster["cluster"]["certificate-authority-data"]))
+        cert = x509.load_pem_x509_certificate(base64.b64decode(user["user"]["client-certificate-data"]))
+        hub_cas = [x509.load_pem_x509_certificate(p) for p in _pem_blocks(hub_ca_pem.encode())]
+    except (ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
+        return False
+    if str(server).rstrip("/") != hub_url.rstrip("/") or not hub_cas or ca_der != _certificates(hub_ca_pem.encode()):
+        return False
+    signed = False
+    for ca in hub_cas:
+        try:
+            cert.verify_directly_issued_by(ca)
+            signed = True
+        except (ValueError, TypeError, InvalidSignature):
+            continue
+    start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
+    total = (end - start).total_seconds()
+    return signed and total > 0 and (end - now).total_seconds() / total > MIN_LIFE_LEFT
+
+
+def _pem_blocks(pem: bytes) -> list[bytes]:
+    return [m.group(0) for m in re.finditer(rb"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", pem, re.S)]
+
+
+def _certificates(pem: bytes) -> list[bytes]:
+    """The DER of each certificate in a PEM bundle (the same CA compares equal however it is wrapped)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    return [x509.load_pem_x509_certificate(b).public_bytes(Encoding.DER) for b in _pem_blocks(pem)]
+
+
+def member_is_joined(member: KubeApi, now: dt.datetime, hub_url: str, hub_ca_pem: str) -> bool:
+    """The member's agent kubeconfig Secret exists and joins it to this hub (`joins_to`)."""
     secret = member.get(secret_path(docs.AGENT_NAMESPACE, docs.AGENT_KUBECONFIG_SECRET))
     encoded = ((secret or {}).get("data") or {}).get(docs.AGENT_KUBECONFIG_KEY)
     if not encoded:
         return False
     try:
-        users = (yaml.safe_load(base64.b64decode(encoded)) or {}).get("users") or []
-        cert = x509.load_pem_x509_certificate(base64.b64decode(users[0]["user"]["client-certificate-data"]))
-    except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError):
+        text = base64.b64decode(encoded)
+    except ValueError:
         return False
-    start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
-    total = (end - start).total_seconds()
-    return total > 0 and (end - now).total_seconds() / total > MIN_LIFE_LEFT
+    return joins_to(text, hub_url, hub_ca_pem, now)
 
 
 def join_once(hub: KubeApi, member: KubeApi, token_id: str, hub_url: str, hub_ca_pem: str,
               now: dt.datetime | None = None, token_secret: str | None = None) -> dict[str, Any]:
     """What `create` does; returns only public facts (the token id and when it expires)."""
     now = now or dt.datetime.now(dt.UTC)
-    if member_is_joined(member, now):
+    if member_is_joined(member, now, hub_url, hub_ca_pem):
         return {"tokenId": token_id, "joined": True, "expiresAt": None}
     secret_half = token_secret or new_token_secret()
     expires = (now + dt.timedelta(seconds=docs.TOKEN_TTL_SECONDS)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -78,7 +120,8 @@ def forget(hub: KubeApi, member: KubeApi, token_id: str) -> None:
     member.delete(secret_path(docs.AGENT_NAMESPACE, docs.AGENT_BOOTSTRAP_SECRET))
 
 
-_REPLACE_ON = ("cluster", "tokenId", "generation")
+_REPLACE_ON = ("cluster", "tokenId", "generation", "hubUrl", "hubCaPem")
+"""What makes the member join anew: another member or token, the manual knob, or another hub to trust."""
 
 
 class _PullJoinProvider(ResourceProvider):
@@ -90,13 +133,12 @@ class _PullJoinProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         replaces = [k for k in _REPLACE_ON if olds.get(k) != news.get(k)]
-        changes = replaces or [k for k in ("hubUrl", "hubCaPem", "writerKubeconfig", "memberKubeconfig")
-                               if olds.get(k) != news.get(k)]
+        changes = replaces or [k for k in ("writerKubeconfig", "memberKubeconfig") if olds.get(k) != news.get(k)]
         # The token id is fixed per member: the old Secrets must go before the new ones are written.
         return DiffResult(changes=bool(changes), replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """New credentials or URLs only: remembered for `delete`, nothing to do in the clusters."""
+        """New credentials only (the stack's own): remembered for `delete`, nothing to do in the clusters."""
         return UpdateResult(outs={**news, **{k: olds.get(k) for k in ("joined", "expiresAt")}})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:

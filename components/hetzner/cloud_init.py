@@ -13,6 +13,12 @@ it joins that server instead. That matters because `ignore_changes=["userData"]`
 the user-data from the server's first creation (Pulumi uses the old input whenever there is prior state).
 Day-two settings go into drop-ins under `config.yaml.d/` (k3s merges them in order after `config.yaml`).
 
+k3s starts only once the server's private address is on an interface (`private_net_script`, the unit's first
+`ExecStartPre`: Hetzner attaches the private network after the server started), which also pins flannel's VXLAN to
+that interface; on the first server the join decision follows as the next `ExecStartPre` (a unit drop-in). Steps
+that must hold before k3s runs are unit steps, not runcmd entries: cloud-init runs every runcmd line even after
+one failed, while a failed `ExecStartPre` fails the start, and systemd tries again.
+
 Secret material (CA keys, the token) sits in files this module names in `SECRET_PATHS`, so the
 offline plan can print every user-data with exactly those files redacted (`redact_user_data`).
 
@@ -44,12 +50,25 @@ UNIT_PATH = "/etc/systemd/system/k3s.service"
 DROPIN_DIR = "/etc/rancher/k3s/config.yaml.d"
 JOIN_MODE_PATH = "/usr/local/sbin/k3s-join-mode"
 JOIN_DROPIN = f"{DROPIN_DIR}/50-join-mode.yaml"
+PRIVATE_NET_PATH = "/usr/local/sbin/k3s-private-net"
+FLANNEL_DROPIN = f"{DROPIN_DIR}/10-flannel-iface.yaml"
+"""`flannel-iface`: the interface that holds `node-ip`, found at boot (its name depends on the server type)."""
+PRIVATE_NET_WAIT_SECONDS = 600
+"""How long one k3s start waits for the private address; then the unit fails and systemd starts it again."""
+PRIVATE_NET_PAUSE_SECONDS = 2
+UNIT_DROPIN_DIR = "/etc/systemd/system/k3s.service.d"
+JOIN_UNIT_DROPIN = f"{UNIT_DROPIN_DIR}/50-join-mode.conf"
 ETCD_S3_DROPIN = f"{DROPIN_DIR}/20-etcd-s3.yaml"
 ETCD_S3_SECRET = "k3s-etcd-snapshot-s3"
 """kube-system Secret k3s reads its snapshot object storage from (`etcd-s3-config-secret`, k3s >= v1.30.4)."""
 DATASTORE_WAL = "/var/lib/rancher/k3s/server/db/etcd/member/wal"
 """k3s' `(*ETCD).IsInitialized`: this directory exists once the embedded etcd has data on this disk."""
 K3S_API_PORT = 6443
+SNAPSHOT_CRON = "0 */6 * * *"
+"""k3s' scheduled etcd snapshots: every six hours on every server (`etcd-snapshot-schedule-cron`)."""
+SNAPSHOT_RETENTION = 28
+"""Scheduled snapshots each server keeps on its own disk (`etcd-snapshot-retention`; seven days at SNAPSHOT_CRON).
+Local only: k3s >= v1.34.0 prunes object storage by `etcd-s3-retention` instead (k3s_snapshots)."""
 JOIN_PROBE_ROUNDS = 24
 JOIN_PROBE_PAUSE_SECONDS = 5
 GUARD_RULES_PATH = "/etc/karmada-hub/metadata-guard.rules"
@@ -130,7 +149,14 @@ def join_token(server_ca_pem: str, password: str) -> str:
 
 
 def k3s_config(server: K3sServer) -> dict[str, object]:
-    """The server's /etc/rancher/k3s/config.yaml. Critical values are identical on every server."""
+    """The server's /etc/rancher/k3s/config.yaml. Critical values are identical on every server.
+
+    `node-ip` and `advertise-address` are the private address, but flannel does not follow them: k3s sets
+    flannel's interface only from `flannel-iface` (pkg/agent/config/config.go `get`) and otherwise takes the
+    default-route interface (pkg/agent/flannel/flannel.go `LookupExtIface`), on Hetzner the public one, whose
+    VXLAN traffic from another server's public address no Cloud Firewall rule admits (k3s-io/k3s#12056,
+    #12459). `flannel-iface` names an interface, and the private NIC's name depends on the server type
+    (`enp7s0`, `ens10`), so `private_net_script` writes it into a drop-in at every k3s start."""
     config: dict[str, object] = {
         "node-name": server.node_name,
         "token-file": TOKEN_PATH,
@@ -144,8 +170,8 @@ def k3s_config(server: K3sServer) -> dict[str, object]:
         "flannel-backend": "vxlan",
         "secrets-encryption": True,
         "write-kubeconfig-mode": "0600",
-        "etcd-snapshot-schedule-cron": "0 */6 * * *",
-        "etcd-snapshot-retention": 28,
+        "etcd-snapshot-schedule-cron": SNAPSHOT_CRON,
+        "etcd-snapshot-retention": SNAPSHOT_RETENTION,
         "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
         "kube-controller-manager-arg": ["profiling=false"],
         "kube-scheduler-arg": ["profiling=false"],
@@ -196,9 +222,56 @@ fi
 """
 
 
-def join_mode_script(token_ca_sha256: str, peers: tuple[str, ...]) -> str:
-    """POSIX sh for the first server of a new cluster: write exactly one of `cluster-init` / `server:` to
-    JOIN_DROPIN before k3s starts.
+def _iface_function(default_ip: str) -> str:
+    """sh: `node_ip` (overridable for tests) and `iface`, which prints the interface holding it (or nothing)."""
+    ipaddress.IPv4Address(default_ip)
+    return f"""node_ip="${{K3S_NODE_IP:-{default_ip}}}"
+iface() {{ ip -o -4 addr show | awk -v ip="$node_ip" 'index($4, ip "/") == 1 {{ print $2; exit }}'; }}"""
+
+
+def private_net_script(node_ip: str, wait_seconds: int = PRIVATE_NET_WAIT_SECONDS) -> str:
+    """POSIX sh, the k3s unit's first `ExecStartPre`: wait until `node_ip` is on an interface, then pin flannel to
+    that interface (`FLANNEL_DROPIN`, rewritten only when it changes).
+
+    Hetzner attaches a server to a private network after it starts whenever it has a public address
+    (terraform-provider-hcloud internal/server/resource.go: created stopped only without a public net, networks
+    attached afterwards), so at first boot the address may not be there yet. Without it k3s could not bind
+    `node-ip`, and the first server's join decision would mistake an unreachable network for peers that do not
+    answer. So nothing starts before it: after `wait_seconds` the script fails, the unit with it, and systemd
+    (`Restart=always`) tries again; the journal says why every time."""
+    return f"""#!/bin/sh
+# Waits for this server's private address, then pins flannel to its interface; karmada-hub cloud-init.
+set -eu
+{_iface_function(node_ip)}
+dropin="${{K3S_FLANNEL_DROPIN:-{FLANNEL_DROPIN}}}"
+wait="${{K3S_PRIVATE_NET_WAIT:-{wait_seconds}}}"
+pause="${{K3S_PRIVATE_NET_PAUSE:-{PRIVATE_NET_PAUSE_SECONDS}}}"
+waited=0
+dev=$(iface)
+while [ -z "$dev" ]; do
+  if [ "$waited" -ge "$wait" ]; then
+    echo "k3s-private-net: $node_ip is on no interface after ${{waited}}s: this server is not attached to the hub's private network (yet); k3s does not start without it" >&2
+    exit 1
+  fi
+  if [ "$waited" -eq 0 ]; then echo "k3s-private-net: waiting for $node_ip on an interface"; fi
+  sleep "$pause"
+  waited=$((waited + pause))
+  dev=$(iface)
+done
+want="flannel-iface: $dev"
+if [ -f "$dropin" ] && [ "$(cat "$dropin")" = "$want" ]; then exit 0; fi
+mkdir -p "$(dirname "$dropin")"
+tmp="$dropin.tmp.$$"
+printf '%s\\n' "$want" > "$tmp"
+chmod 0600 "$tmp"
+mv "$tmp" "$dropin"
+echo "k3s-private-net: $node_ip is on $dev; flannel uses $dev"
+"""
+
+
+def join_mode_script(token_ca_sha256: str, peers: tuple[str, ...], node_ip: str) -> str:
+    """POSIX sh for the first server of a new cluster, an `ExecStartPre` of k3s after `private_net_script`: write
+    exactly one of `cluster-init` / `server:` to JOIN_DROPIN before k3s starts.
 
     It asks every peer's `/cacerts` (k3s serves it without credentials: `pkg/server/handlers/router.go`
     `NewHandler`), and accepts an answer only if its sha256 equals the hash in the join token (k3s
@@ -206,7 +279,9 @@ def join_mode_script(token_ca_sha256: str, peers: tuple[str, ...]) -> str:
     cluster: stop. Nobody answering for the whole probe window: initialise. Joiners cannot answer before the
     first server exists (they validate the token against the join URL first), so on day one nobody answers;
     a rebuilt first server finds the running cluster. A disk that already holds the datastore needs neither
-    (k3s ignores the datastore arguments then)."""
+    (k3s ignores the datastore arguments then). Without its own private address (`node_ip` on no interface)
+    silence proves nothing: it cannot decide and exits 1, before the first probe and again before it would
+    initialise; the unit fails and systemd starts it again."""
     if not re.fullmatch(r"[0-9a-f]{64}", token_ca_sha256):
         raise ValueError("token_ca_sha256 must be a sha256 hex digest")
     for peer in peers:
@@ -215,6 +290,7 @@ def join_mode_script(token_ca_sha256: str, peers: tuple[str, ...]) -> str:
 # Decides whether this server initialises the k3s cluster or joins the one that runs; karmada-hub cloud-init.
 set -eu
 expected='{token_ca_sha256}'
+{_iface_function(node_ip)}
 peers="${{K3S_JOIN_PEERS:-{' '.join(peers)}}}"
 port="${{K3S_JOIN_PORT:-{K3S_API_PORT}}}"
 dropin="${{K3S_JOIN_DROPIN:-{JOIN_DROPIN}}}"
@@ -223,6 +299,8 @@ rounds="${{K3S_JOIN_ROUNDS:-{JOIN_PROBE_ROUNDS}}}"
 pause="${{K3S_JOIN_PAUSE:-{JOIN_PROBE_PAUSE_SECONDS}}}"
 if [ -d "$wal" ]; then echo "k3s-join-mode: this disk holds the datastore; k3s restarts from it"; exit 0; fi
 if [ -f "$dropin" ]; then echo "k3s-join-mode: decided before: $(cat "$dropin")"; exit 0; fi
+no_net() {{ echo "k3s-join-mode: cannot decide: $node_ip is on no interface, so peers that do not answer prove nothing" >&2; exit 1; }}
+if [ -z "$(iface)" ]; then no_net; fi
 mkdir -p "$(dirname "$dropin")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -244,6 +322,7 @@ while [ "$round" -lt "$rounds" ]; do
   round=$((round + 1))
   if [ "$round" -lt "$rounds" ]; then sleep "$pause"; fi
 done
+if [ -z "$(iface)" ]; then no_net; fi
 decide "cluster-init: true"
 echo "k3s-join-mode: no other hub server answered in $rounds rounds; initialising the cluster"
 """
@@ -270,7 +349,9 @@ def day_two_files(server: K3sServer) -> list[dict[str, str]]:
     """The drop-ins and the boot-time join decision: separate entries, beside the day-one files."""
     files = []
     if server.join_url is None:
-        files.append(_file(JOIN_MODE_PATH, join_mode_script(token_ca_sha256(server.token), server.peers), "0700"))
+        files.append(_file(JOIN_MODE_PATH, join_mode_script(token_ca_sha256(server.token), server.peers,
+                                                            server.private_ip), "0700"))
+        files.append(_file(JOIN_UNIT_DROPIN, JOIN_UNIT_DROPIN_TEXT, "0644"))
     if server.etcd_s3_secret:
         files.append(_file(ETCD_S3_DROPIN, yaml.safe_dump(etcd_s3_config(server.etcd_s3_secret), sort_keys=True),
                            "0600"))
@@ -346,6 +427,7 @@ Description=k3s server (karmada-hub)
 Documentation=https://docs.k3s.io
 Wants=network-online.target
 After=network-online.target {GUARD_UNIT}
+# k3s never runs unguarded; restarting the guard restarts k3s too, and KillMode=process keeps the pods running
 Requires={GUARD_UNIT}
 
 [Service]
@@ -361,10 +443,18 @@ Restart=always
 RestartSec=5s
 ExecStartPre=-/sbin/modprobe br_netfilter
 ExecStartPre=-/sbin/modprobe overlay
+ExecStartPre={PRIVATE_NET_PATH}
 ExecStart=/usr/local/bin/k3s server
 
 [Install]
 WantedBy=multi-user.target
+"""
+
+
+JOIN_UNIT_DROPIN_TEXT = f"""# The first server of a new cluster: decide cluster-init or join, after the private address is there
+# (systemd runs a drop-in's ExecStartPre after the unit's own).
+[Service]
+ExecStartPre={JOIN_MODE_PATH}
 """
 
 
@@ -386,6 +476,7 @@ def user_data(server: K3sServer) -> str:
         _file(TOKEN_PATH, server.token + "\n", "0600"),
         _file(UNIT_PATH, SYSTEMD_UNIT, "0644"),
         _file(INSTALL_SCRIPT_PATH, install_script(server.k3s_version, server.k3s_sha256), "0700"),
+        _file(PRIVATE_NET_PATH, private_net_script(server.private_ip), "0700"),
         _file(GUARD_RULES_PATH, metadata_guard_rules(), "0600"),
         _file(GUARD_SCRIPT_PATH, metadata_guard_script(), "0700"),
         _file(GUARD_UNIT_PATH, GUARD_UNIT_TEXT, "0644"),
@@ -396,13 +487,14 @@ def user_data(server: K3sServer) -> str:
             files.append(_file(f"{TLS_DIR}/{ca}.key", server.ca.keys[ca], "0600", b64=True))
         files.append(_file(f"{TLS_DIR}/service.key", server.ca.service_key, "0600", b64=True))
     files += day_two_files(server)
-    runcmd = [[JOIN_MODE_PATH]] if server.join_url is None else []
     doc = {
         "package_update": False,
         "write_files": files,
-        # The guard first: k3s (and every pod) starts only after the rules are in place; then the first server's
-        # join decision (it needs the network, not the metadata service), then k3s.
-        "runcmd": [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", GUARD_UNIT], *runcmd,
+        # The guard first: k3s (and every pod) starts only after the rules are in place. What k3s must not start
+        # without (the private address, the first server's join decision) are the unit's ExecStartPre steps, not
+        # runcmd entries: cloud-init runs every runcmd line even after one failed, and a unit start fails as a
+        # whole (and is retried by systemd), at first boot and at every later one.
+        "runcmd": [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", GUARD_UNIT],
                    [INSTALL_SCRIPT_PATH]],
     }
     return "#cloud-config\n" + dump(doc)

@@ -28,6 +28,7 @@ SERVER_CONFIG_KEYS = frozenset({
     "disable-cloud-controller", "embedded-registry", "etcd-s3", "etcd-s3-endpoint", "etcd-s3-bucket",
     "etcd-s3-region", "etcd-s3-folder", "etcd-s3-access-key", "etcd-s3-secret-key", "etcd-s3-config-secret",
     "protect-kernel-defaults", "selinux", "system-default-registry", "agent-token-file", "egress-selector-mode",
+    "flannel-iface",
 })
 """`/etc/rancher/k3s/config.yaml` keys are the server's flag names (k3s pkg/cli/cmds/server.go `ServerFlags`,
 k3s-io/docs docs/installation/configuration.md): a key that is not one sets nothing. Not exhaustive; what the
@@ -50,8 +51,10 @@ K3S = Contract(
         Listener("kubelet", "HTTPS", None, "port", "10250", (), k3s_docs("docs/installation/requirements.md")),
         Listener("etcd", "HTTPS", None, "port", "2379", (), k3s_docs("docs/installation/requirements.md"),
                  note="2379 client and 2380 peer, embedded etcd"),
-        Listener("flannel", "TCP", None, "port", "8472", (), k3s_docs("docs/installation/requirements.md"),
-                 note="UDP, VXLAN between the servers"),
+        Listener("flannel", "UDP", None, "port", "8472", (), k3s_docs("docs/installation/requirements.md"),
+                 note="VXLAN between the servers, on the interface `flannel-iface` names (the one holding the "
+                      "private `node-ip`, found at boot by k3s-private-net); without it flannel takes the "
+                      "default-route (public) interface"),
     ),
     connections=(
         Connection("k3s", "6443", "HTTPS (token)", "config `server:` (the API LB's private address)",
@@ -74,6 +77,9 @@ K3S = Contract(
              "elsewhere (issue 13)", k3s("pkg/etcd/etcd.go", "ETCD.Start")),
         Fact("k3s runs kube-router's network policy controller unless --disable-network-policy",
              k3s_docs("docs/networking/networking-services.md")),
+        Fact("flannel's interface is set only by `flannel-iface`; without it flannel uses the interface of the default "
+             "route and its first IPv4 as the VXLAN endpoint, whatever `node-ip` says (k3s-io/k3s#12056, #12459)",
+             k3s("pkg/agent/config/config.go", "get")),
     ),
     kubeconfig_flags=(),
 )

@@ -31,9 +31,10 @@ def _stack_token() -> pulumi.Output[str | None]:
 
 
 def dns_provider(config: FleetConfig, stack_file: str) -> hcloud.Provider | None:
-    """The provider every ZoneRrset uses (None without a dns section); its token is refused if it is the stack's."""
+    """The provider every ZoneRrset uses (None without a dns section, and for a region stack, which holds no DNS
+    token: the hub owns every record, security review 2 H5); its token is refused if it is the stack's."""
     dns = config.dns
-    if dns is None:
+    if dns is None or config.role == "region":
         return None
 
     def checked(args: list[str | None]) -> str:

@@ -3,8 +3,11 @@
 One private network and subnet in one network zone, one spread placement group, an odd number of
 servers round-robin over the locations, each with its own Primary IP (known before the server exists, so
 it is in the certificates), and a Cloud Firewall: SSH only from `sshCidrs`, k3s (6443) from `apiCidrs`, the
-karmada-apiserver's NodePort (32443) from `apiCidrs` and `karmadaCidrs`, cluster ports only from the
-private network. Those public addresses are the admin path: the Cloud Firewall filters them.
+karmada-apiserver's NodePort (32443) from `apiCidrs` and `karmadaCidrs`, and nothing else on the public
+interface. Those public addresses are the admin path: the Cloud Firewall filters them. It filters nothing else: a
+Hetzner Cloud Firewall applies to a server's public interface only, so the cluster's own traffic (etcd peering,
+kubelet, flannel's VXLAN, which cloud_init pins to the private interface, LB-to-NodePort) runs over the private
+network unfiltered, and no rule "for the private network" could match anything (docs.hetzner.com/cloud/firewalls/faq).
 
 The API load balancer is private by default (server joins, in-network clients): a Hetzner load balancer
 has no firewall, so its public interface would serve 6443 and 5443 to the whole internet. Only a stack
@@ -28,7 +31,7 @@ import pulumi_hcloud as hcloud
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.config import FleetConfig, HubConfig
+from components.config import HETZNER_DNS_MIN_TTL, FleetConfig, HubConfig
 from components.hetzner import changes, cloud_init, live
 from components.hetzner.readiness import ApiReadiness, NodeReadiness
 from components.kube import tls
@@ -83,11 +86,14 @@ def karmada_api_cidrs(hub: HubConfig) -> list[str]:
     return list(dict.fromkeys(str(c) for c in [*hub.firewall.api_cidrs, *hub.firewall.karmada_cidrs]))
 
 
-def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
-    """Inbound rules; Hetzner firewalls deny all other inbound traffic once a rule exists."""
+def firewall_rules(hub: HubConfig, dns_service: bool = False) -> list[hcloud.FirewallRuleArgs]:
+    """Inbound rules of the public interface; Hetzner firewalls deny all other inbound traffic once a rule exists.
+    Nothing for the cluster's own ports: servers reach each other over the private network, which no Cloud Firewall
+    filters (a rule with the private network as source would never match). `dns_service`: the servers answer DNS
+    for the fleet's zone (dns.mode self-hosted), UDP and TCP 53 from anywhere (resolvers are everywhere; Knot
+    refuses UPDATE and transfers without the key from hub addresses, and rate-limits answers)."""
     ssh = [str(c) for c in hub.firewall.ssh_cidrs]
     api = [str(c) for c in hub.firewall.api_cidrs]
-    private = [str(hub.network.cidr)]
     rules = [
         hcloud.FirewallRuleArgs(direction="in", protocol="tcp", port="22", source_ips=ssh,
                                 description="SSH from the stack's admin CIDRs"),
@@ -99,11 +105,11 @@ def firewall_rules(hub: HubConfig) -> list[hcloud.FirewallRuleArgs]:
         hcloud.FirewallRuleArgs(direction="in", protocol="icmp", source_ips=["0.0.0.0/0", "::/0"],
                                 description="ICMP (path MTU discovery, ping)"),
     ]
-    for port, proto, what in (("2379-2380", "tcp", "embedded etcd client/peer"), ("10250", "tcp", "kubelet"),
-                              ("8472", "udp", "flannel VXLAN"), ("5001", "tcp", "embedded registry"),
-                              ("30000-32767", "tcp", "NodePorts for the load balancers")):
-        rules.append(hcloud.FirewallRuleArgs(direction="in", protocol=proto, port=port, source_ips=private,
-                                             description=f"{what}, private network only"))
+    if dns_service:
+        for proto in ("udp", "tcp"):
+            rules.append(hcloud.FirewallRuleArgs(direction="in", protocol=proto, port="53",
+                                                 source_ips=["0.0.0.0/0", "::/0"],
+                                                 description=f"DNS ({proto}) for the fleet's zone (self-hosted)"))
     return rules
 
 
@@ -147,7 +153,8 @@ class HubCluster(pulumi.ComponentResource):
         placement = hcloud.PlacementGroup(f"{name}-spread", name=f"{hub.name}-control-plane", type="spread",
                                           labels=labels, opts=child)
         firewall = hcloud.Firewall(f"{name}-firewall", name=f"{hub.name}-control-plane", labels=labels,
-                                   rules=firewall_rules(hub), opts=child)
+                                   rules=firewall_rules(hub, dns_service=config.dns is not None
+                                                                  and config.dns.self_hosted_mode), opts=child)
         ssh_keys = [
             hcloud.SshKey(f"{name}-ssh-{key.name}", name=f"{hub.name}-{key.name}", public_key=key.public_key,
                           labels=labels, opts=child)
@@ -316,14 +323,17 @@ class HubCluster(pulumi.ComponentResource):
     def _api_record(self, name: str, config: FleetConfig,
                     addresses: list[pulumi.Output[str]]) -> hcloud.ZoneRrset | None:
         """`hub.apiDnsName` -> every server's Primary IP (clients try each address in turn), when the name lies
-        in the zone the stack manages (`dns.domain`). Any other name is the operator's to create
-        (docs/runbooks/first-deploy.md)."""
+        in the zone the stack manages at Hetzner (`dns.domain`; its parent zone in dns mode self-hosted, where a
+        name under dns.domain is served by the fleet's own nameservers instead: traffic/nameserver_docs.py). Any
+        other name is the operator's to create (docs/runbooks/first-deploy.md)."""
         hub, dns = config.hub, config.dns
         assert hub is not None
-        relative = api_record_name(hub.api_dns_name, dns.domain if dns else None)
-        if relative is None or dns is None:
+        where = dns.hetzner_record(hub.api_dns_name) if dns is not None else None
+        if where is None or dns is None:
             return None
-        return hcloud.ZoneRrset(f"{name}-api-record", zone=dns.domain, name=relative, type="A", ttl=dns.ttl,
+        zone, relative = where
+        return hcloud.ZoneRrset(f"{name}-api-record", zone=zone, name=relative, type="A",
+                                ttl=max(dns.record_ttl, HETZNER_DNS_MIN_TTL),
                                 records=[hcloud.ZoneRrsetRecordArgs(value=ip) for ip in addresses],
                                 opts=pulumi.ResourceOptions(parent=self, provider=self._dns_provider))
 

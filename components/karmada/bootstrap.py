@@ -16,6 +16,7 @@ import pulumi
 
 from components.karmada import crds, flags
 from components.kube.objects import apply
+from components.kube.pod_security import RESTRICTED
 
 WEBHOOK_BASE = f"https://karmada-webhook.{flags.NAMESPACE}.svc:443"
 
@@ -121,7 +122,9 @@ def aggregated_api(ca_bundle: Any) -> list[dict[str, Any]]:
 
 
 def namespaces() -> list[dict[str, Any]]:
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+    """karmada-apiserver's own namespaces (Karmada never propagates them). No pod runs in the karmada-apiserver;
+    they carry Pod Security `restricted` like every namespace the program creates for itself."""
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": dict(RESTRICTED)}}
             for n in (flags.NAMESPACE, flags.CLUSTER_NAMESPACE)]
 
 

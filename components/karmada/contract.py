@@ -1,6 +1,7 @@
 """The runtime contract of every container the Karmada control plane runs: etcd, karmada-apiserver (a
 kube-apiserver), kube-controller-manager and the Karmada binaries (aggregated-apiserver, scheduler,
-controller-manager, webhook, scheduler-estimator, agent), as data with sources (vocabulary: kube/contract.py).
+controller-manager, webhook, scheduler-estimator, agent) and the opt-in addons (karmada-search, the Karmada
+dashboard's API and web), as data with sources (vocabulary: kube/contract.py).
 
 Read in the pinned sources: karmada-io/karmada v1.18.2 (with its vendored controller-runtime v0.23.1 and
 k8s.io/apiserver v0.35.3, the generic apiserver of Kubernetes 1.35), etcd-io/etcd v3.6.6, and
@@ -55,7 +56,8 @@ def apis(path: str, symbol: str = "") -> Src:
 
 
 def kas(path: str, symbol: str = "") -> Src:
-    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read at v0.35.2)."""
+    """kubernetes/apiserver v0.35.2: the generic apiserver library of the pinned kube-apiserver/KCM (v1.35.4; read
+    at v0.35.2)."""
     return Src("kubernetes/apiserver", "v0.35.2", path, symbol)
 
 
@@ -283,8 +285,9 @@ ETCD = Contract(
     facts=(
         Fact("`--snapshot-count` is deprecated in 3.6 and decommissioned in 3.7 (not rendered)",
              etcd_src("server/embed/config.go", "Config.AddFlags")),
-        Fact("the image is distroless (no shell): only /usr/local/bin/etcd, etcdctl, etcdutl",
-             etcd_src("Dockerfile")),
+        Fact("the rendered image (registry.k8s.io/etcd) is distroless static plus a static bash as /bin/sh; etcd, "
+             "etcdctl and etcdutl are in /usr/local/bin (not etcd-io's own image)",
+             Src("kubernetes/kubernetes", "v1.35.4", "cluster/images/etcd/Dockerfile")),
         Fact("`--initial-cluster*` are honoured only on a data dir without WAL; restarts use the WAL",
              etcd_src("server/etcdserver/bootstrap.go", "bootstrap")),
         Fact("a config file starts from embed.NewConfig: in 3.4 that leaves enable-grpc-gateway off (its flag "
@@ -335,8 +338,9 @@ ETCD_PREPARE = Contract(
                    resolve=_etcd_clients),
     ),
     exits=(
-        Fact("after --wait-seconds without a safe decision (no quorum, a member unreachable): exit 1, kubelet restarts "
-             "it; an etcd flag without a config-file mapping, or --name not expanded: exit 1 at once", _PREPARE),
+        Fact("without a safe decision (no quorum, a member unreachable) it keeps waiting and answering `empty`, "
+             "and says why again every --remind-seconds; an etcd flag without a config-file mapping, --name not "
+             "expanded or a foreign CA: exit 1 at once", _PREPARE),
     ),
     facts=(
         Fact("a member without a WAL rejoins as a new member (remove, add, `existing`) only through a member that "
@@ -620,10 +624,22 @@ SCHEDULER = Contract(
 
 _CM = k("cmd/controller-manager/app/controllermanager.go", "Run")
 
+CLIENT_HEALTH_ENV = (
+    EnvVar(flags.HTTP2_READ_IDLE_ENV, False, "seconds without a frame before client-go pings an HTTP/2 connection "
+           "(default 30; 0 disables the check); rendered only from failover.clientReadIdleSeconds",
+           Src("kubernetes/apimachinery", "v0.35.3", "pkg/util/net/http.go", "readIdleTimeoutSeconds")),
+    EnvVar(flags.HTTP2_PING_TIMEOUT_ENV, False, "seconds client-go waits for that ping's answer before it closes "
+           "the connection (default 15); rendered only from failover.clientPingTimeoutSeconds",
+           Src("kubernetes/apimachinery", "v0.35.3", "pkg/util/net/http.go", "pingTimeoutSeconds")),
+)
+"""client-go's HTTP/2 connection health check, read by every client-go transport (karmada v1.18.2 builds on
+client-go v0.35.3): how long a request on a connection to a hub server that died without a reset hangs."""
+
 CONTROLLER_MANAGER = Contract(
     key="karmada-controller-manager", title="karmada-controller-manager", upstream=KARMADA,
     match=Match(command="karmada-controller-manager"),
     rendered_by="components/karmada/control_plane.py, flags/controller_manager.py",
+    env=CLIENT_HEALTH_ENV,
     files=(
         FileFlag("kubeconfig", "read", "karmada-apiserver (GetConfig error panics)", _CM),
         FileFlag("cluster-api-kubeconfig", "read", "CAPI management cluster for built-in auto-join (not rendered)",
@@ -781,6 +797,7 @@ AGENT = Contract(
         EnvVar("KUBERNETES_SERVICE_HOST", True, "in-cluster config of its own member (a mounted service account "
                "token too); also the silent fallback when the --karmada-kubeconfig file is missing",
                k("pkg/karmadactl/util/apiclient/apiclient.go", "RestConfig")),
+        *CLIENT_HEALTH_ENV,
     ),
     files=(
         FileFlag("karmada-kubeconfig", "read", "the karmada-apiserver; if the file does not exist the agent falls "
@@ -806,8 +823,7 @@ AGENT = Contract(
     uses=(
         Use("karmada", "cluster.karmada.io", "clusters", ("list", "watch"), k("pkg/util/cluster.go",
                                                                              "ClusterRegisterOption.Validate")),
-        Use("karmada", "cluster.karmada.io", "clusters", ("create",), _REGISTER),
-        Use("karmada", "cluster.karmada.io", "clusters", ("get", "update"), _REGISTER, names=("<cluster>",)),
+        Use("karmada", "cluster.karmada.io", "clusters", ("get",), _REGISTER, names=("<cluster>",)),
         Use("karmada", "cluster.karmada.io", "clusters/status", ("update",),
             k("pkg/util/helper/status.go", "UpdateStatus"), names=("<cluster>",)),
         Use("karmada", "", "namespaces", ("get",), k("pkg/util/namespace.go", "EnsureNamespaceExist"),
@@ -837,8 +853,6 @@ AGENT = Contract(
         Use("member", "*", "*", ("*",), _AGENT, credential="serviceaccount"),
     ),
     makes=(
-        Makes("karmada", "Cluster", "<cluster>", True, "at start: create, or update when its spec differs (spec.id = "
-              "the member's kube-system UID)", _REGISTER),
         Makes("karmada", "Lease", "<cluster>", True, "cluster heartbeat", k("pkg/util/clusterlease.go"),
               namespace="karmada-cluster"),
         Makes("karmada", "Lease", "karmada-agent-<cluster>", True, "leader election", _AGENT,
@@ -855,9 +869,10 @@ AGENT = Contract(
         Expects("Secret `karmada-system/karmada-kubeconfig` (key `karmada-kubeconfig`, a client certificate for "
                 "CN system:karmada:agent:<cluster>): the pods wait for the mount", "the join Job (pull-join)",
                 k("pkg/controllers/certificate/cert_rotation_controller.go", "KarmadaKubeconfigName")),
-        Expects("no Cluster of its name with another spec.id (else `the cluster ID ... or the cluster name ... has "
-                "been registered`, exit)", "nobody: the agent makes it", k("pkg/util/cluster.go",
-                                                                           "ClusterRegisterOption.Validate")),
+        Expects("a Cluster of its name with spec.id = its kube-system UID (else `the cluster ID ... or the cluster "
+                "name ... has been registered`, exit) and exactly the spec it derives from its flags (else it creates "
+                "or updates it, which its RBAC refuses: exit)", "the hub stack (member_docs.cluster_object, with the "
+                "member's clusterId)", k("pkg/util/cluster.go", "CreateOrUpdateClusterObject")),
     ),
     exits=(
         Fact("cluster name not a DNS-1123 label of at most 48 characters; negative status/lease durations",
@@ -874,8 +889,10 @@ AGENT = Contract(
              "is made, and nothing is written to the hub's karmada-cluster Secrets (the karmada-cluster namespace "
              "is still ensured on both sides)", k("pkg/util/credential.go", "ObtainCredentialsFromMemberCluster")),
         Fact("the agent has no flag for Cluster labels", k("cmd/agent/app/options/options.go", "Options.AddFlags")),
-        Fact("two replicas register before leader election: on a first start the loser of the create race gets "
-             "AlreadyExists and exits once", _REGISTER),
+        Fact("registration creates the Cluster when none of its name exists and updates it when the spec it derives "
+             "(syncMode Pull, apiEndpoint, proxyURL, id, provider, zones, region, insecureSkipTLSVerification, secret "
+             "references) differs from the stored one; equal, it writes nothing",
+             k("cmd/agent/app/agent.go", "generateClusterInControllerPlane")),
     ),
     kubeconfig_flags=("karmada-kubeconfig",),
 )
@@ -941,8 +958,182 @@ DESCHEDULER = Contract(
     ),
 )
 
+# ------------------------------------------------------------------------------------------ addons
+
+_SEARCH = k("cmd/karmada-search/app/karmada-search.go", "run")
+_SEARCH_OPTS = k("cmd/karmada-search/app/options/options.go", "Options.AddFlags")
+
+SEARCH = Contract(
+    key="karmada-search", title="karmada-search (addon)", upstream=KARMADA,
+    match=Match(command="karmada-search"),
+    rendered_by="components/karmada/addons.py, addons_docs.py, flags/search.py",
+    files=(
+        *_read("kubeconfig", "authentication-kubeconfig", "authorization-kubeconfig",
+               why="karmada-apiserver (informers, TokenReview, SubjectAccessReview)", source=_SEARCH_OPTS),
+        *_read("etcd-cafile", "etcd-certfile", "etcd-keyfile", why="etcd client TLS (its ResourceRegistries)",
+               source=apis("pkg/server/options/etcd.go", "EtcdOptions.AddFlags")),
+        *_read("tls-cert-file", "tls-private-key-file",
+               why="serving cert (without them a self-signed pair for localhost is made: "
+                   "MaybeDefaultWithSelfSignedCerts, which the APIService's caBundle would not verify)",
+               source=_SEARCH),
+        FileFlag("audit-log-path", "write", "audit log; `-` is stdout", apis("pkg/server/options/audit.go"),
+                 ignore=("-",)),
+    ),
+    listeners=(
+        Listener("secure", "HTTPS", "secure-port", "port", "443",
+                 (Served("/healthz", True), Served("/livez", True), Served("/readyz", True),
+                  Served("/apis/search.karmada.io", False, subtree=True), Served("/metrics", False)),
+                 apis("pkg/server/options/authorization.go", "NewDelegatingAuthorizationOptions (AlwaysAllowPaths)"),
+                 note="a generic apiserver: anonymous reaches exactly /healthz, /livez, /readyz; everything else is "
+                      "a SubjectAccessReview for the caller"),
+    ),
+    connections=(
+        Connection("etcd", "2379", "HTTPS (client cert)", "--etcd-servers",
+                   "stores ResourceRegistry objects under /registry", _SEARCH_OPTS,
+                   resolve=from_url_flag("etcd-servers", many=True)),
+        Connection(APISERVER_TO, "5443", "HTTPS (client cert CN system:karmada:karmada-search)",
+                   "--kubeconfig, --authentication-kubeconfig, --authorization-kubeconfig",
+                   "Cluster, ResourceRegistry and Secret informers, TokenReview, SubjectAccessReview; requests under "
+                   "/proxying/karmada/proxy are forwarded there with this identity, not the caller's",
+                   k("pkg/search/proxy/framework/plugins/karmada/karmada.go", "Karmada.Connect"),
+                   resolve=from_kubeconfig("kubeconfig")),
+        Connection("member kube-apiserver", "Cluster.spec.apiEndpoint", "HTTPS (the Push member's credential Secret)",
+                   "Cluster.spec.secretRef", "list/watch the registered resource types of the registered members",
+                   k("pkg/util/membercluster_client.go", "BuildClusterConfig"), external=True),
+    ),
+    uses=(
+        Use("karmada", "", "configmaps", ("get", "list", "watch"), apis("pkg/server/options/authentication.go",
+                                                                       "DelegatingAuthenticationOptions.ApplyTo"),
+            namespace="kube-system", names=("extension-apiserver-authentication",)),
+        Use("karmada", "authentication.k8s.io", "tokenreviews", ("create",),
+            apis("pkg/server/options/authentication.go")),
+        Use("karmada", "authorization.k8s.io", "subjectaccessreviews", ("create",),
+            apis("pkg/server/options/authorization.go")),
+        Use("karmada", "cluster.karmada.io", "clusters", ("list", "watch"), k("pkg/search/controller.go",
+                                                                             "NewController")),
+        Use("karmada", "search.karmada.io", "resourceregistries", ("list", "watch"),
+            k("pkg/search/controller.go", "addAllEventHandlers")),
+        Use("karmada", "", "secrets", ("list", "watch"), k("pkg/search/proxy/controller.go", "NewController")),
+        Use("karmada", "", "secrets", ("get",), k("pkg/util/membercluster_client.go", "BuildClusterConfig"),
+            namespace="karmada-cluster"),
+    ),
+    expects=(
+        Expects("ConfigMap kube-system/extension-apiserver-authentication (read at start)", "karmada-apiserver",
+                apis("pkg/server/options/authentication.go", "DelegatingAuthenticationOptions.ApplyTo")),
+        Expects("APIService v1alpha1.search.karmada.io and its ExternalName Service", "the plan (KarmadaAddons)",
+                k("artifacts/deploy/karmada-search-apiservice.yaml")),
+        Expects("a ResourceRegistry naming what to cache (none: nothing is cached)", "the plan (KarmadaAddons)",
+                k("pkg/search/controller.go", "getClusterMatchedRegistries")),
+        Expects("a `secretRef` on every registered Cluster (Push members; a Pull member's agent reports none)",
+                "the plan (MemberRegistry)", k("pkg/util/membercluster_client.go", "BuildClusterConfig")),
+    ),
+    exits=(
+        Fact("option validation (etcd servers, serving, audit) or config errors (unreadable kubeconfig, the "
+             "authentication ConfigMap, etcd TLS files): RunE returns the error",
+             k("cmd/karmada-search/app/options/validation.go", "Options.Validate")),
+        Fact("`--disable-proxy` panics at start: the post-start hook `search-storage-cache-readiness` calls the nil "
+             "proxy controller's Hook, which dereferences it", k("pkg/search/proxy/controller.go", "Controller.Hook")),
+    ),
+    facts=(
+        Fact("it registers no --feature-gates and has no leader election: every replica caches everything and serves",
+             _SEARCH),
+        Fact("the proxy's Secret informer lists Secrets in every namespace of the karmada-apiserver",
+             k("pkg/search/proxy/controller.go", "NewController")),
+        Fact("`/search/cache/...` answers from the search controller's per-member informers, with each object "
+             "annotated with its cluster", k("pkg/registry/search/storage/cache.go", "newCacheHandler")),
+    ),
+    kubeconfig_flags=("kubeconfig", "authentication-kubeconfig", "authorization-kubeconfig"),
+)
+
+DASHBOARD = "karmada-io/dashboard v0.4.0"
+
+
+def dash(path: str, symbol: str = "") -> Src:
+    return Src("karmada-io/dashboard", "v0.4.0", path, symbol)
+
+
+_DASH_HEALTH = (Served("/livez", True), Served("/readyz", True))
+
+DASHBOARD_API = Contract(
+    key="karmada-dashboard-api", title="karmada-dashboard-api (addon)", upstream=DASHBOARD,
+    match=Match(command="karmada-dashboard-api"),
+    rendered_by="components/karmada/addons.py, addons_docs.py dashboard_api_workload",
+    env=(
+        EnvVar("KUBERNETES_SERVICE_HOST", True, "the host API in-cluster (preferred over --kubeconfig)",
+               dash("pkg/client/init.go", "InitKubeConfig")),
+        EnvVar("KUBERNETES_SERVICE_PORT", True, "the host API in-cluster",
+               dash("pkg/client/init.go", "InitKubeConfig")),
+        EnvVar("GIN_MODE", False, "gin's release mode (less logging)", dash("cmd/api/app/router/setup.go", "init")),
+    ),
+    files=(
+        FileFlag("karmada-kubeconfig", "read", "the karmada-apiserver: its own informers and checks; user requests "
+                 "go there with the user's bearer token", dash("pkg/client/init.go", "InitKarmadaConfig")),
+    ),
+    listeners=(
+        Listener("http", "HTTP", "insecure-port", "port", "8000",
+                 (*_DASH_HEALTH, Served("/api/v1", False, subtree=True)), dash("cmd/api/app/api.go", "serve"),
+                 note="plain HTTP; /api/v1 needs an Authorization header (AuthMiddleware) whose token goes on to the "
+                      "karmada-apiserver; --port (HTTPS) is never opened"),
+    ),
+    connections=(
+        Connection(APISERVER_TO, "5443", "HTTPS (client cert CN system:karmada:karmada-dashboard; users' tokens)",
+                   "--karmada-kubeconfig", "Clusters, ResourceBindings, Works; every /api/v1 request with the "
+                   "caller's token", dash("pkg/client/auth.go", "buildAuthInfo"),
+                   resolve=from_kubeconfig("karmada-kubeconfig")),
+        Connection("host kube-apiserver", "443", "HTTPS (service account token)", "in-cluster config",
+                   "/version at start (fatal without it)", dash("cmd/api/app/api.go", "ensureAPIServerConnectionOrDie"),
+                   external=True),
+    ),
+    uses=(
+        Use("karmada", "cluster.karmada.io", "clusters", ("get",), dash("cmd/api/app/router/middleware.go",
+                                                                         "EnsureMemberClusterMiddleware")),
+        Use("karmada", "work.karmada.io", "resourcebindings", ("list", "watch"),
+            dash("pkg/informer/informer.go", "Init")),
+        Use("karmada", "work.karmada.io", "works", ("list", "watch"), dash("pkg/informer/informer.go", "Init")),
+    ),
+    exits=(
+        Fact("unreadable --karmada-kubeconfig (os.Exit(1)); the host API's or the karmada-apiserver's /version "
+             "failing at start (klog.Fatalf)", dash("cmd/api/app/api.go", "ensureAPIServerConnectionOrDie")),
+    ),
+    facts=(
+        Fact("a ConfigMap informer over every namespace of the host (the UI settings) and, for the overview, an exec "
+             "into a controller-manager pod and a terminal that creates pods: its host service account is granted "
+             "none of them, so those views fall back or are refused", dash("pkg/config/config.go",
+                                                                           "InitDashboardConfig")),
+        Fact("member views (/api/v1/member/<cluster>) go through clusters/proxy with its own identity, which is not "
+             "granted: they are refused", dash("pkg/client/init.go", "InClusterClientForMemberCluster")),
+    ),
+    kubeconfig_flags=("karmada-kubeconfig",),
+)
+
+DASHBOARD_WEB = Contract(
+    key="karmada-dashboard-web", title="karmada-dashboard-web (addon)", upstream=DASHBOARD,
+    match=Match(command="karmada-dashboard-web"),
+    rendered_by="components/karmada/addons.py, addons_docs.py dashboard_web_workload",
+    env=(EnvVar("GIN_MODE", False, "gin's release mode", dash("cmd/api/app/router/setup.go", "init")),),
+    files=(
+        FileFlag("dashboard-config-path", "read", "the UI settings; missing is fatal",
+                 dash("pkg/config/config.go", "InitDashboardConfigFromMountFile"),
+                 default="./config/dashboard-config.yaml"),
+    ),
+    listeners=(
+        Listener("http", "HTTP", "insecure-port", "port", "8000", (*_DASH_HEALTH, Served("/", True, subtree=True)),
+                 dash("cmd/web/app/web.go", "serve"),
+                 note="plain HTTP: the UI, and /api/* forwarded (with the caller's Authorization header) to "
+                      "--api-proxy-endpoint"),
+    ),
+    connections=(
+        Connection("karmada-dashboard-api", "8000", "HTTP", "--api-proxy-endpoint", "every /api request",
+                   dash("cmd/web/app/web.go", "generateAPIProxy"), resolve=from_url_flag("api-proxy-endpoint")),
+    ),
+    exits=(Fact("--dashboard-config-path missing or not YAML", dash("cmd/web/app/web.go", "run")),),
+    facts=(Fact("--static-dir is the UI the image ships at /static (read only; cluster/images/build-web.Dockerfile)",
+                dash("cmd/web/app/web.go", "serve")),),
+)
+
 CONTRACTS: tuple[Contract, ...] = (ETCD, ETCD_PREPARE, KARMADA_APISERVER, AGGREGATED_APISERVER, KCM, SCHEDULER,
-                                   CONTROLLER_MANAGER, WEBHOOK, DESCHEDULER, ESTIMATOR, AGENT)
+                                   CONTROLLER_MANAGER, WEBHOOK, DESCHEDULER, ESTIMATOR, AGENT, SEARCH, DASHBOARD_API,
+                                   DASHBOARD_WEB)
 
 PULUMI_MAY_OWN: tuple[tuple[str, str, str, str], ...] = (
     ("host", "CustomResourceDefinition", "plans.upgrade.cattle.io",

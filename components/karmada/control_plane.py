@@ -110,6 +110,7 @@ class KarmadaControlPlane(pulumi.ComponentResource):
         host_ns = pulumi.ResourceOptions.merge(host, pulumi.ResourceOptions(depends_on=[hub.readiness, ns]))
 
         enc_key = random.RandomBytes(f"{name}-encryption-key", length=32, opts=pulumi.ResourceOptions(parent=self))
+        box_key = random.RandomBytes(f"{name}-secretbox-key", length=32, opts=pulumi.ResourceOptions(parent=self))
         in_cluster = flags.apiserver_url()
 
         def component_kubeconfig(component: str) -> pulumi.Output[str]:
@@ -176,7 +177,8 @@ class KarmadaControlPlane(pulumi.ComponentResource):
             "data": {flags.AUTHENTICATION_CONFIG_PATH.rsplit("/", 1)[1]: manifests.authentication_config()}}, host_ns)
         enc_doc = manifests.secret(
             "karmada-apiserver-encryption",
-            {"encryption-config.yaml": enc_key.base64.apply(manifests.encryption_config)},
+            {"encryption-config.yaml": pulumi.Output.all(box_key.base64, enc_key.base64).apply(
+                lambda k: manifests.encryption_config(k[0], k[1]))},
             component="karmada-apiserver")
         enc = apply("host", enc_doc, host_ns)
         apiserver = deploy(workloads.apiserver(config), after=[etcd, audit_cm, enc, authn_cm], mounted=[enc_doc])

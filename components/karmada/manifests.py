@@ -9,6 +9,7 @@ paths its flags name, so a flag and its mount cannot drift apart.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from components.karmada import flags
 from components.karmada.pki_spec import estimator_service_name
 from components.kube import agent_script
-from components.kube.pod_security import NON_ROOT_UID, container_security_context
+from components.kube.pod_security import NON_ROOT_UID, RESTRICTED, container_security_context
 
 PART_OF = "karmada"
 PKI_SECRET_SUFFIX = "-pki"
@@ -292,8 +293,7 @@ def etcd_statefulset(args: Sequence[str], image: str, replicas: int, storage_cla
 
 def namespace(name: str = flags.NAMESPACE) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": PART_OF,
-                                                  "pod-security.kubernetes.io/enforce": "restricted"}}}
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/part-of": PART_OF, **RESTRICTED}}}
 
 
 def audit_policy() -> str:
@@ -335,13 +335,26 @@ anonymous:
 """
 
 
-def encryption_config(aescbc_key_b64: str) -> str:
-    """EncryptionConfiguration: Secrets encrypted at rest with aescbc; `identity` last keeps old data readable."""
+ENCRYPTED_RESOURCES = ("secrets", "works.work.karmada.io")
+"""What the karmada-apiserver encrypts at rest: Secrets, and Works, which carry every propagated manifest, tenant
+Secrets included (security review 2, M2; custom resources are encryptable since Kubernetes 1.26)."""
+
+
+def encryption_config(secretbox_key_b64: str, aescbc_key_b64: str) -> str:
+    """EncryptionConfiguration: `secretbox` (XSalsa20-Poly1305, an authenticated cipher without aescbc's padding
+    oracle; k8s.io/apiserver v0.35.4 pkg/server/options/encryptionconfig `secretboxPrefixTransformer`) writes;
+    the earlier `aescbc` key still reads what was written with it, `identity` what was written in clear (Works
+    before this configuration); both until a storage migration rewrote every object (rotate-certificates.md)."""
+    resources = ", ".join(f'"{r}"' for r in ENCRYPTED_RESOURCES)
     return f"""apiVersion: apiserver.config.k8s.io/v1
 kind: EncryptionConfiguration
 resources:
-  - resources: ["secrets"]
+  - resources: [{resources}]
     providers:
+      - secretbox:
+          keys:
+            - name: key2
+              secret: {secretbox_key_b64}
       - aescbc:
           keys:
             - name: key1
@@ -357,6 +370,41 @@ ESTIMATOR_REPLICAS = 2
 """Estimators are stateless gRPC servers behind one Service (no leader election); two keep the scheduler's
 estimates available through a hub node loss."""
 MEMBER_KUBECONFIG_SUFFIX = "-member-kubeconfig"
+"""The hub's ConfigMap with the estimator's member kubeconfig: server, and paths to the region's credentials."""
+MEMBER_TOKEN_SUFFIX = "-member-token"
+"""The region's Secret with the member reader's `token` and the member's `ca.crt`: data only, no kubeconfig, so
+nothing a region writes is ever code in a hub pod (a kubeconfig's `exec` plugin would be; security review 2, H3)."""
+MEMBER_CREDENTIALS_DIR = "/etc/karmada/member-credentials"
+MEMBER_CREDENTIAL_KEYS = ("token", "ca.crt")
+
+
+def member_kubeconfig(cluster: str, server: str) -> str:
+    """The estimator's kubeconfig for its member: the server the hub read from the member's stack file, the CA and
+    the token as files from the region's Secret (client-go clientcmd `certificate-authority`, `tokenFile`)."""
+    if not server.startswith("https://"):
+        raise ValueError(f"{cluster}: a member's API endpoint is an https:// URL (got {server!r})")
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": cluster,
+           "clusters": [{"name": cluster, "cluster": {
+               "server": server, "certificate-authority": f"{MEMBER_CREDENTIALS_DIR}/ca.crt"}}],
+           "users": [{"name": cluster, "user": {"tokenFile": f"{MEMBER_CREDENTIALS_DIR}/token"}}],
+           "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}]}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def member_kubeconfig_configmap(cluster: str, server: str) -> dict[str, Any]:
+    """host: the hub's half of an estimator's member access (no secret in it)."""
+    name = estimator_service_name(cluster)
+    kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)[1]
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name + MEMBER_KUBECONFIG_SUFFIX, "namespace": flags.NAMESPACE,
+                         "labels": labels(name)},
+            "data": {kube_file: member_kubeconfig(cluster, server)}}
+
+
+def member_token_secret(cluster: str, token: str, ca_pem: str) -> dict[str, Any]:
+    """host: the region's half, written with the region's identity: the reader token and the member's CA."""
+    name = estimator_service_name(cluster)
+    return secret(name + MEMBER_TOKEN_SUFFIX, {"token": token, "ca.crt": ca_pem}, component=name)
 
 
 ESTIMATOR_REQUESTS = {"cpu": "100m", "memory": "128Mi"}
@@ -367,8 +415,9 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
                                  requests: Mapping[str, str] = ESTIMATOR_REQUESTS) -> Workload:
     """One member's karmada-scheduler-estimator on the host cluster, as the scheduler expects to find it:
     named `karmada-scheduler-estimator-<cluster>`, gRPC on flags.ESTIMATOR_PORT with the serving cert and
-    the Karmada CA its flags name (mounted from `<name>-pki`), and the member's kubeconfig (from
-    `<name>-member-kubeconfig`) at flags.MEMBER_KUBECONFIG_PATH."""
+    the Karmada CA its flags name (mounted from `<name>-pki`), the member kubeconfig the hub renders (ConfigMap
+    `<name>-member-kubeconfig`) at flags.MEMBER_KUBECONFIG_PATH, and only the keys `token` and `ca.crt` of the
+    region's Secret `<name>-member-token` beside it."""
     name = estimator_service_name(cluster)
     kube_dir, kube_file = flags.MEMBER_KUBECONFIG_PATH.rsplit("/", 1)
     return Workload(
@@ -380,10 +429,13 @@ def scheduler_estimator_workload(cluster: str, image: str, replicas: int = ESTIM
         # means "the port accepts" (no gRPC health service exists for a grpc probe).
         readiness=Probe(flags.ESTIMATOR_PORT, period=5),
         requests=dict(requests), kubeconfig=False,
-        extra_volumes=[{"name": "member-kubeconfig", "secret": {
-            "secretName": name + MEMBER_KUBECONFIG_SUFFIX, "defaultMode": 0o440,
-            "items": [{"key": kube_file, "path": kube_file}]}}],
-        extra_mounts=[{"name": "member-kubeconfig", "mountPath": kube_dir, "readOnly": True}],
+        extra_volumes=[{"name": "member-kubeconfig", "configMap": {
+                           "name": name + MEMBER_KUBECONFIG_SUFFIX, "items": [{"key": kube_file, "path": kube_file}]}},
+                       {"name": "member-credentials", "secret": {
+                           "secretName": name + MEMBER_TOKEN_SUFFIX, "defaultMode": 0o440,
+                           "items": [{"key": k, "path": k} for k in MEMBER_CREDENTIAL_KEYS]}}],
+        extra_mounts=[{"name": "member-kubeconfig", "mountPath": kube_dir, "readOnly": True},
+                      {"name": "member-credentials", "mountPath": MEMBER_CREDENTIALS_DIR, "readOnly": True}],
     )
 
 

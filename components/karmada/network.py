@@ -40,7 +40,7 @@ def estimator_workload(name: str) -> Workload:
 
 
 def control_plane_workloads(apiserver_clients: Sequence[str], estimator_members: Sequence[str] = (),
-                            descheduler: bool = False) -> list[Workload]:
+                            descheduler: bool = False, search: bool = False) -> list[Workload]:
     """`apiserver_clients`: CIDRs outside the cluster allowed to reach the karmada-apiserver (the firewall's
     allow-list and the hub's private network, where the API load balancer's private address lives). The
     descheduler, when it runs, dials the karmada-apiserver and every estimator (pkg/descheduler)."""
@@ -56,7 +56,9 @@ def control_plane_workloads(apiserver_clients: Sequence[str], estimator_members:
                   [Dial(NS, flags.ETCD_SERVICE, "peer"), ETCD_CLIENT]),
         _workload("karmada-apiserver", [("https", flags.APISERVER_PORT)],
                   [ETCD_CLIENT, Dial(NS, "karmada-aggregated-apiserver", "https"),
-                   Dial(NS, "karmada-webhook", "https")],
+                   Dial(NS, "karmada-webhook", "https"),
+                   # the search addon's APIService (karmada/addons_docs.py declares karmada-search itself)
+                   *([Dial(NS, "karmada-search", "https")] if search else [])],
                   external={"https": tuple(apiserver_clients)}),
         _workload("karmada-aggregated-apiserver", [("https", flags.AGGREGATED_APISERVER_PORT)],
                   [ETCD_CLIENT, APISERVER]),

@@ -228,6 +228,32 @@ def etcd_maintenance_cert_spec() -> CertSpec:
                     usages=_CLIENT, file="etcd/maintenance-client")
 
 
+SEARCH_SERVICE = "karmada-search"
+SEARCH_USER = "system:karmada:karmada-search"
+"""karmada-search's karmada-apiserver identity (client cert CN, no group): addons.search_rbac binds it."""
+DASHBOARD_USER = "system:karmada:karmada-dashboard"
+"""karmada-dashboard-api's own karmada-apiserver identity (client cert CN, no group), read-only."""
+
+
+def search_cert_specs(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMAIN) -> tuple[CertSpec, ...]:
+    """The search addon's certificates: its serving cert (Karmada CA: the APIService's caBundle; exactly its
+    Service's names, which the karmada-apiserver dials through the ExternalName Service), its own etcd client
+    cert (etcd CA) and its karmada-apiserver client cert (no system:masters; addons.search_rbac)."""
+    return (
+        CertSpec(name="search", signer=KARMADA_CA.name, common_name=SEARCH_SERVICE, usages=_SERVER,
+                 dns_names=_svc(SEARCH_SERVICE, namespace, cluster_domain), file="search"),
+        CertSpec(name="search-etcd-client", signer=ETCD_CA.name, common_name="karmada-search-etcd-client",
+                 usages=_CLIENT, file="search-etcd-client"),
+        CertSpec(name="search-client", signer=KARMADA_CA.name, common_name=SEARCH_USER, usages=_CLIENT),
+    )
+
+
+def dashboard_cert_specs() -> tuple[CertSpec, ...]:
+    """The dashboard addon's one certificate: karmada-dashboard-api's own karmada-apiserver client cert (no group;
+    addons.dashboard_rbac makes it read-only). Its users reach the karmada-apiserver with their own token."""
+    return (CertSpec(name="dashboard-client", signer=KARMADA_CA.name, common_name=DASHBOARD_USER, usages=_CLIENT),)
+
+
 ESTIMATOR_SERVICE_PREFIX = "karmada-scheduler-estimator"
 """The scheduler's `--scheduler-estimator-service-prefix` default: it dials `<prefix>-<cluster>`."""
 

@@ -134,14 +134,16 @@ def scheduler(config: FleetConfig) -> manifests.Workload:
 
 
 def controller_manager(config: FleetConfig) -> manifests.Workload:
+    failover = flags.FailoverSettings.from_config(config.failover)
     return manifests.Workload(
         name="karmada-controller-manager",
         image=versions.karmada_image("karmada-controller-manager", config.karmada.version),
         command=flags.COMMANDS["karmada-controller-manager"],
         args=flags.controller_manager_args(
-            enable_failover=True, quota_enforcement=quota_enforced(config),
-            failover=flags.FailoverSettings.from_config(config.failover),
+            enable_failover=True, quota_enforcement=quota_enforced(config), failover=failover,
             feature_gates=flags.gates_for("karmada-controller-manager", gates(config))),
+        # it reads the Pull agents' leases over its own connection to karmada-apiserver (failover.clientReadIdle…)
+        env=failover.client_env(),
         replicas=config.karmada.replicas.controller_manager, ports={"metrics": 8080, "health": 10357},
         liveness=manifests.Probe(10357, "/healthz", initial_delay=15),
         readiness=manifests.Probe(10357, "/healthz", period=5),

@@ -9,13 +9,13 @@ against the kubeconfig's CA; `insecure-skip-tls-verify` is refused.
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
+import socket
 import ssl
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,11 @@ class ApiError(Exception):
     pass
 
 
+class ApiConnectionError(ApiError, OSError):
+    """No HTTP answer at all (connection, TLS, timeout): still an OSError, as urllib's errors were, so a caller that
+    treats an unreachable API server as such keeps doing so."""
+
+
 @dataclass(frozen=True)
 class KubeApi:
     server: str
@@ -36,6 +41,9 @@ class KubeApi:
     key_pem: str | None = None
     token: str | None = None
     timeout: float = 15.0
+    tls_server_name: str | None = None
+    """The name the server's certificate is checked for when it is not the URL's host: a kubeconfig's
+    `tls-server-name` (the program's karmada kubeconfig dials a server's address and verifies the Service name)."""
 
     @classmethod
     def from_kubeconfig(cls, text: str) -> KubeApi:
@@ -57,7 +65,7 @@ class KubeApi:
 
         return cls(server=cluster["server"].rstrip("/"), ca_pem=base64.b64decode(cluster["certificate-authority-data"])
                    .decode(), cert_pem=data("client-certificate-data"), key_pem=data("client-key-data"),
-                   token=user.get("token"))
+                   token=user.get("token"), tls_server_name=cluster.get("tls-server-name"))
 
     def _context(self) -> ssl.SSLContext:
         context = ssl.create_default_context(cadata=self.ca_pem)
@@ -74,20 +82,20 @@ class KubeApi:
     def request(self, method: str, path: str, body: Any = None,
                 content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        headers = {"Accept": "application/json"}
         if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         if data is not None:
-            req.add_header("Content-Type", content_type)
+            headers["Content-Type"] = content_type
         try:
-            with urllib.request.urlopen(req, context=self._context(), timeout=self.timeout) as resp:
-                return resp.status, json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as exc:
-            try:
-                return exc.code, json.loads(exc.read() or b"{}")
-            except ValueError:
-                return exc.code, {}
+            status, payload = https_request(self.server, self._context(), method, path, data, headers, self.timeout,
+                                            self.tls_server_name)
+        except (http.client.HTTPException, OSError) as exc:
+            raise ApiConnectionError(f"{method} {self.server}{path}: {exc}") from exc
+        try:
+            return status, json.loads(payload or b"{}")
+        except ValueError:
+            return status, {}
 
     def get(self, path: str) -> dict[str, Any] | None:
         status, body = self.request("GET", path)
@@ -113,6 +121,33 @@ class KubeApi:
         if status not in (200, 202):
             raise ApiError(f"DELETE {path}: HTTP {status} {body.get('message', '')}".strip())
         return True
+
+
+def https_request(server: str, context: ssl.SSLContext, method: str, path: str, body: bytes | None,
+                  headers: dict[str, str], timeout: float, tls_server_name: str | None = None) -> tuple[int, bytes]:
+    """One HTTPS request to `server` + `path`: (status, body). The certificate is checked for `tls_server_name`
+    when given (a kubeconfig's `tls-server-name`), else for the URL's host. Raises OSError or HTTPException."""
+    url = urllib.parse.urlsplit(server)
+    conn = _HTTPSConnection(url.hostname or "", url.port or 443, context, timeout, tls_server_name)
+    try:
+        conn.request(method, url.path.rstrip("/") + path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS that checks the certificate for `server_name` (default: the host dialled)."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext, timeout: float,
+                 server_name: str | None) -> None:
+        super().__init__(host, port, context=context, timeout=timeout)
+        self._ctx, self._name = context, server_name or host
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._ctx.wrap_socket(sock, server_hostname=self._name)
 
 
 def secret_path(namespace: str, name: str) -> str:

@@ -21,10 +21,31 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+OFFLINE_ENV = "KARMADA_HUB_OFFLINE"
+"""Set to 1 while the offline planner (`hubctl plan`) runs the program."""
+EPOCH_ENV = "HUBCTL_PLAN_EPOCH"
+
+
+def offline_epoch() -> dt.datetime:
+    """The offline planner's clock: HUBCTL_PLAN_EPOCH (an ISO date) or 00:00 UTC today, so its runs are
+    byte-identical within a day (hubctl/mocks.py issues every certificate at it)."""
+    override = os.environ.get(EPOCH_ENV)
+    today = dt.datetime.now(dt.UTC).date()
+    if override:  # hubctl refuses anything but a date first (hubctl/mocks.py parse_epoch)
+        today = dt.date.fromisoformat(override.strip())
+    return dt.datetime(today.year, today.month, today.day, tzinfo=dt.UTC)
+
+
+def program_now() -> dt.datetime:
+    """What the program takes for now: the wall clock, or the offline planner's epoch while it runs."""
+    return offline_epoch() if os.environ.get(OFFLINE_ENV) == "1" else dt.datetime.now(dt.UTC)
+
 
 SELF_SIGNED = "tls:index/selfSignedCert:SelfSignedCert"
 LOCALLY_SIGNED = "tls:index/locallySignedCert:LocallySignedCert"

@@ -117,7 +117,7 @@ class Listener:
     `default` is the upstream default value of that flag/env."""
 
     name: str
-    scheme: Literal["HTTP", "HTTPS", "GRPC", "TCP", "URL"]
+    scheme: Literal["HTTP", "HTTPS", "GRPC", "TCP", "UDP", "URL"]
     """`URL`: taken from the flag's URL scheme (etcd's listen URLs)."""
     source_flag: str | None
     port_from: PortFrom

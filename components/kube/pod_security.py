@@ -10,6 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 NON_ROOT_UID = 65532
+RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted",
+              "pod-security.kubernetes.io/warn": "restricted",
+              "pod-security.kubernetes.io/audit": "restricted"}
+"""The Pod Security labels of every namespace the program creates and runs pods in (the hub's and the members'):
+a pod that is not `restricted` is refused at admission, whoever creates it (security review 2, M6)."""
 
 
 def container_security_context(read_only_root: bool = True) -> dict[str, Any]:

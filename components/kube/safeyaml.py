@@ -10,6 +10,7 @@ constructed. Every refusal is one line with the line and column where YAML repor
 from __future__ import annotations
 
 import codecs
+import re
 from typing import Any
 
 import yaml
@@ -52,6 +53,69 @@ def decode(data: bytes) -> str:
     return text
 
 
+_KEY = re.compile(r"(?:- )?([^\s:#{}\[\],'\"&*!|>%@`-][^#{}\[\],]*?):(?:\s|$)")
+
+_HINTS = (
+    ("while scanning an alias", "", "a plain value cannot start with * (YAML reads it as an alias): quote the value, "
+     "like schedule: \"*/30 * * * *\""),
+    ("while scanning an anchor", "", "a plain value cannot start with & (YAML reads it as an anchor): quote the value"),
+    ("", "cannot start any token", "a plain value cannot start with this character: quote the value"),
+    ("while parsing a flow mapping", "", "a {...} must be closed, and a value inside it that contains ': ' or ',' "
+     "must be quoted, like description: \"placed first: after a loss\""),
+    ("while parsing a flow sequence", "", "a [...] must be closed, and a value inside it that contains ': ' or ',' "
+     "must be quoted"),
+    ("", "mapping values are not allowed", "a value that contains ': ' must be quoted, like "
+     "description: \"placed first: after a loss\""),
+    ("while scanning a simple key", "", "this line is neither a key nor part of a value: check its indentation "
+     "against the lines above (a multi-line value such as identityCsr: | keeps every line indented under its key)"),
+    ("while parsing a block mapping", "", "keys of one mapping must line up, and a list item (- ) cannot sit among "
+     "them: check the indentation against the lines above"),
+    ("while parsing a block collection", "", "list items (- ) of one list must line up: check the indentation"),
+)
+"""(context, problem fragment, hint): what to write instead of PyYAML's own words for the mistakes people make."""
+
+
+_AT_CONTEXT = ("while scanning a simple key", "while parsing a flow mapping", "while parsing a flow sequence",
+               "while parsing a block mapping", "while parsing a block collection")
+
+
+def key_path(text: str, line: int) -> str:
+    """The key path a line sits under (`karmada-hub:karmada.priorityClasses`), read from the indentation of the lines
+    above it; '' when there is none. For messages only: the document did not parse."""
+    lines = text.splitlines()
+    if line >= len(lines):
+        return ""
+    current = lines[line]
+    indent = len(current) - len(current.lstrip(" "))
+    own = _KEY.match(current.lstrip(" "))
+    path = [own.group(1)] if own else []
+    start = line - 1
+    while not path and start >= 0:  # not a key itself: the value of the nearest key above at its level or less
+        stripped = lines[start].lstrip(" ")
+        level = len(lines[start]) - len(stripped)
+        key = _KEY.match(stripped) if stripped and not stripped.startswith("#") else None
+        if key and level <= indent:
+            path, indent = [key.group(1)], level
+        start -= 1
+    for i in range(start, -1, -1):
+        stripped = lines[i].lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        level = len(lines[i]) - len(stripped)
+        if level >= indent:
+            continue
+        indent = level
+        key = _KEY.match(stripped)
+        if key and not stripped.startswith("- "):
+            path.append(key.group(1))
+        if level == 0:
+            break
+    path.reverse()
+    if path[:1] == ["config"]:
+        path = path[1:]
+    return ".".join(path)
+
+
 def _problem(exc: yaml.YAMLError, text: str) -> str:
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
@@ -59,8 +123,15 @@ def _problem(exc: yaml.YAMLError, text: str) -> str:
         context = f" ({exc.context} at {_at(exc.context_mark)})" if exc.context and exc.problem else ""
         lines = text.splitlines()
         if mark is not None and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]:
-            what, context = "a tab character; YAML indents with spaces only", ""
-        return f"{_at(mark)}: {what}{context}"
+            return f"{_at(mark)}: a tab character; YAML indents with spaces only"
+        where = key_path(text, mark.line) if mark is not None else ""
+        if exc.context in _AT_CONTEXT and exc.context_mark is not None:  # the line that started the broken part
+            where = key_path(text, exc.context_mark.line)
+            if "block" in exc.context:  # a whole block: name the key that holds it
+                where = where.rpartition(".")[0] if "." in where else where
+        hint = next((h for ctx, prob, h in _HINTS if (not ctx or ctx == exc.context) and prob in (exc.problem or "")),
+                    "")
+        return f"{_at(mark)}{f' (under {where})' if where else ''}: {what}{context}{f'; {hint}' if hint else ''}"
     if isinstance(exc, yaml.reader.ReaderError):
         before = text[: exc.position]
         line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
@@ -113,12 +184,40 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
     return size
 
 
-def _check_nodes(node: yaml.Node) -> None:
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?")
+
+
+def _under(text: str, mark: Any) -> str:
+    where = key_path(text, mark.line) if text and mark is not None else ""
+    return f" (under {where})" if where else ""
+
+
+def _check_number(node: yaml.ScalarNode, text: str = "") -> None:
+    """YAML 1.1 numbers nobody means: `010` is octal 8 and `1:30` is base-60 90 (Pulumi's YAML 1.2 reader
+    disagrees about the latter), so a plain scalar written that way is refused with what to write instead."""
+    if node.style or node.tag not in (_INT, _FLOAT):  # plain: None (Python loader) or '' (libyaml)
+        return
+    value = node.value
+    if node.tag == _INT and _OCTAL.fullmatch(value):
+        number = int(value.replace("_", ""), 8)
+        plain = value[:1].strip("+0123456789") + (value.lstrip("+-").lstrip("0").replace("_", "") or "0")
+        raise YamlRefused(f"{_at(node.start_mark)}{_under(text, node.start_mark)}: {value} is an octal number in "
+                          f"YAML (it reads as {number}); write {plain}, or quote it (\"{value}\") if it is text")
+    if _SEXAGESIMAL.fullmatch(value):
+        raise YamlRefused(f"{_at(node.start_mark)}{_under(text, node.start_mark)}: {value} is a base-60 number in "
+                          f"YAML 1.1 (hubctl would read a number, Pulumi a string); quote it (\"{value}\")")
+
+
+def _check_nodes(node: yaml.Node, text: str = "") -> None:
     if _expanded_size(node, {}) > MAX_NODES:
         raise YamlRefused(f"expands to more than {MAX_NODES} values through aliases (an alias bomb?); write the "
                           "values out")
     stack = [node]
     seen: set[int] = set()
+    items: set[int] = set()
     while stack:
         current = stack.pop()
         if id(current) in seen:
@@ -129,8 +228,11 @@ def _check_nodes(node: yaml.Node) -> None:
             for k, v in current.value:
                 if isinstance(k, yaml.ScalarNode):
                     if k.value in keys and k.value != "<<":
-                        raise YamlRefused(f"{_at(k.start_mark)}: duplicate key '{k.value[:60]}' (first at "
-                                          f"{_at(keys[k.value])}); YAML would silently keep only the last one")
+                        hint = ("; a list item starts with '- ': a line that lost its dash merges it into the item "
+                                "above") if id(current) in items else ""
+                        raise YamlRefused(f"{_at(k.start_mark)}{_under(text, k.start_mark)}: duplicate key "
+                                          f"'{k.value[:60]}' (first at "
+                                          f"{_at(keys[k.value])}); YAML would silently keep only the last one{hint}")
                     keys[k.value] = k.start_mark
                 elif not isinstance(k, yaml.ScalarNode):
                     raise YamlRefused(f"{_at(k.start_mark)}: a key must be a plain string, not a "
@@ -138,6 +240,9 @@ def _check_nodes(node: yaml.Node) -> None:
                 stack += [k, v]
         elif isinstance(current, yaml.SequenceNode):
             stack += current.value
+            items.update(id(n) for n in current.value)
+        elif isinstance(current, yaml.ScalarNode):
+            _check_number(current, text)
 
 
 def load(data: bytes, max_aliases: int = MAX_ALIASES) -> Any:
@@ -151,7 +256,7 @@ def load(data: bytes, max_aliases: int = MAX_ALIASES) -> Any:
         node = yaml.compose(text, Loader=Loader)
         if node is None:
             return None
-        _check_nodes(node)
+        _check_nodes(node, text)
         loader = Loader(text)
         try:
             return loader.construct_document(node)

@@ -42,6 +42,8 @@ JOBS = {
     "webhook": "karmada-webhook",
     "estimator": "karmada-scheduler-estimator",
     "exporter": "karmada-hub-exporter",
+    "failover": "traffic-failover",
+    "external_dns": "external-dns",
 }
 """The `job` label of each scrape target (monitoring_docs sets it from the pod's name label)."""
 
@@ -168,6 +170,13 @@ class Thresholds:
     defrag_schedule: str
     backup_deadline_seconds: int = 3600
     """A run has had time to finish (activeDeadlineSeconds 1800 plus margin) when its schedule is this old."""
+    dns_mode: str | None = None
+    """The stack's dns.mode (None: no dns section, no traffic alerts)."""
+    vantage_points: int = 3
+    external_dns_interval_seconds: int = 60
+    serial_skew_seconds: int = 30
+    """A nameserver behind the zone's current serial this long is an alert: an UPDATE lands in well under a second
+    and the controller's reconcile re-syncs a lagging server within one zone check (5 s)."""
 
 
 def alert_groups(t: Thresholds) -> list[tuple[str, list[Alert]]]:
@@ -277,7 +286,58 @@ def alert_groups(t: Thresholds) -> list[tuple[str, list[Alert]]]:
         "The last etcd defragmentation run did not succeed",
         "It refuses while a member is down or without one leader; its log says which."))
     groups.append(("karmada-hub.jobs", jobs))
+    if t.dns_mode is not None:
+        groups.append(("karmada-hub.traffic", traffic_alerts(t)))
     return groups
+
+
+def traffic_alerts(t: Thresholds) -> list[Alert]:
+    """The traffic layer: the failover controller (agents/traffic_failover.py `metrics`), and per dns.mode either
+    the fleet's own nameservers or external-dns (v0.22.0 controller/metrics.go
+    external_dns_controller_last_sync_timestamp_seconds)."""
+    f = f'job="{JOBS["failover"]}"'
+    out = [
+        Alert("KarmadaHubTrafficFailoverDown", f"(count(up{{{f}}} == 1) or vector(0)) < {t.vantage_points // 2 + 1}",
+              "5m", "critical", "Fewer than a majority of the DNS failover controller's replicas answer",
+              "Without a majority of vantage points no region can be withdrawn: DNS keeps what it publishes now."),
+        Alert("KarmadaHubTrafficFailoverNoLeader", f"(max(traffic_failover_leader{{{f}}}) or vector(0)) < 1", "2m",
+              "warning", "No DNS failover controller replica leads",
+              "Nothing decides: DNS keeps what it publishes now (fail static) until a replica takes the leader Lease."),
+        Alert("KarmadaHubTrafficFailOpen", f"max(traffic_failover_fail_open_names{{{f}}}) > 0", "5m", "warning",
+              "{{ $value }} names stay published although every region fails their probes",
+              "Fail open: either every region really is down for these names, or the hub cannot reach them (its own "
+              "network); the last published addresses stay."),
+    ]
+    if t.dns_mode == "self-hosted":
+        out += [
+            Alert("KarmadaHubNameserverDown",
+                  f"max by (nameserver, role) (traffic_failover_nameserver_up{{{f}}}) == 0", "2m", "warning",
+                  "Nameserver {{ $labels.nameserver }} ({{ $labels.role }}) answers no SOA for the zone",
+                  "No controller replica gets an answer from it: knotd down, its server down, or its zone not "
+                  "loaded. Resolvers use the other nameservers."),
+            Alert("KarmadaHubNameserversAllDown",
+                  f'(max(traffic_failover_nameserver_up{{{f},role="primary"}}) or vector(0)) == 0', "2m", "critical",
+                  "No hub nameserver answers for the zone",
+                  "Only secondaries (if any) answer; failover decisions cannot be written."),
+            Alert("KarmadaHubNameserverSerialSkew",
+                  f"max by (nameserver, role) (traffic_failover_nameserver_behind_seconds{{{f}}}) > "
+                  f"{t.serial_skew_seconds}", "1m", "warning",
+                  "Nameserver {{ $labels.nameserver }} has not held the zone's current serial for "
+                  "{{ $value | humanizeDuration }}",
+                  "It answers an older zone than the others: a write to it fails (key, ACL, address) or, for a "
+                  "secondary, its transfers fail."),
+        ]
+    else:
+        e = f'job="{JOBS["external_dns"]}"'
+        stale = 3 * t.external_dns_interval_seconds
+        out.append(Alert(
+            "KarmadaHubExternalDnsStale",
+            f"(time() - max(external_dns_controller_last_sync_timestamp_seconds{{{e}}})) > {stale} or "
+            "absent(external_dns_controller_last_sync_timestamp_seconds)", "5m", "warning",
+            "external-dns has not synced with Hetzner DNS for three intervals",
+            "Decisions of the failover controller do not reach Hetzner DNS: the webhook, the token or the Hetzner "
+            "API fails (external-dns and webhook logs)."))
+    return out
 
 
 def rule_groups(t: Thresholds, runbook_base: str, certs: Sequence[CertificateRecord]) -> list[dict[str, Any]]:

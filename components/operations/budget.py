@@ -4,10 +4,17 @@ This is the room where fleet-capi-failover.md §2.6 and docs/traffic-failover.md
 
 - The **traffic clock**: until clients stop being sent to the dead region. The hub's health-checked DNS
   failover controller (agents/traffic_failover.py) probes every region's load balancer from each hub server
-  and withdraws a region once a majority of vantage points saw it fail K rounds in a row; external-dns writes
-  the record; clients' caches expire. It is independent of Karmada's detection. Two totals: the
+  and withdraws a region once a majority of vantage points saw it fail K rounds in a row; the record is written
+  (dns.mode hetzner: by external-dns into Hetzner DNS; self-hosted: by the controller itself into the fleet's
+  own nameservers); clients' caches expire. It is independent of Karmada's detection. Two totals: the
   *authoritative* one (the zone's servers answer without the dead region) and the one that counts the TTL
-  (every client cache has expired).
+  (every client cache that honours the TTL has expired). What clients add beyond that, whatever the DNS
+  design, is a separate table (`CLIENT_RESIDUALS`).
+
+Every term names its source: a rendered value, an upstream file, a Kubernetes SLO, or a measurement (`[lab]`:
+shared/reference/self-hosted-dns.md §5, Debian's packages in network namespaces, re-measured by
+tests/integration/test_dns_lab.py). A term nobody can source is shown as unknown (its known part, if any, is
+counted, and totals say "at least").
 - The **capacity clock**: Karmada's path (detection, taints, eviction, scheduling, dispatch, pod start), until
   the survivors run the replicas the dead member ran.
 
@@ -57,18 +64,35 @@ EXTERNAL_DNS_TICK_SECONDS = 1.0
 """`Controller.Run` checks `ShouldRunOnce` on a one-second ticker."""
 EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS = 5
 """The `--min-event-sync-interval` the program renders (upstream's default, types.go); lower does not help."""
-EXTERNAL_DNS_RUN_SECONDS = 3.0
-"""Estimate of one external-dns run against Hetzner (list zones and rrsets, then the change and its Action
-wait). Counted twice: a run already in flight when the DNSEndpoint changes, then the run that writes it.
-`hubctl drill` measures the real value."""
-PROVIDER_PROPAGATION_SECONDS = 5.0
-"""Unverified placeholder: from Hetzner's Action finishing to its authoritative servers answering the change
-(no Hetzner document states it). `hubctl drill` measures it."""
 CONTROLLER_DECISION_SECONDS = 1.0
 """The failover controller's leader reads the vantage points' observations this often (rendered as its
 `--decision-period`)."""
-CONTROLLER_WRITE_SECONDS = 1.0
-"""Estimate: a prober's observation Lease write plus the leader's DNSEndpoint write on the hub's API server."""
+API_WRITE_SECONDS = 1.0
+"""One write to the hub's Kubernetes API (a vantage point's observation Lease, the leader's DNSEndpoint): the
+upstream SLO for mutating API calls, 99th percentile <= 1 s (kubernetes/community
+sig-scalability/slos/api_call_latency.md); the hub's API serves a handful of clients, far below the SLO's scale."""
+ZONE_UPDATE_SECONDS = 1.0
+"""Mode self-hosted: one RFC 2136 UPDATE (TCP, TSIG) to every hub nameserver at once until each answers it.
+[lab] 0.04-0.09 s per UPDATE answered by Knot (shared/reference/self-hosted-dns.md §5 K1); the hub servers share a
+private network in one network zone; rounded up to 1 s. tests/integration/test_dns_lab.py measures it."""
+SECONDARY_TRANSFER_SECONDS = 1.0
+"""Mode self-hosted with secondaries: NOTIFY, then IXFR from any primary. [lab] 0.30-0.99 s (self-hosted-dns.md §5
+K2); the lab test re-measures it."""
+CLIENT_RESIDUALS: tuple[tuple[str, str, str], ...] = (
+    ("Chromium (Chrome, Edge)", "keeps a host-cache entry >= 60 s whatever the TTL: up to 60 s instead of dns.ttl",
+     "Chromium net/dns host_resolver_manager_job.cc kCacheEntryTTLSeconds = kMinimumTTLSeconds = 60; "
+     "textslashplain.com 2022-03-31 'Chromium's DNS cache'"),
+    ("Java (InetAddress, no security manager)", "caches 30 s whatever the TTL, unless networkaddress.cache.ttl is "
+     "set lower", "JDK conf/security/java.security, networkaddress.cache.ttl (default: 30 s)"),
+    ("any client, black-holed address", "a connect to the dead region's address waits for the OS SYN timeout "
+     "(about 130 s on Linux, tcp_syn_retries = 6) before it tries the next address, unless the client sets a "
+     "connect timeout", "[lab] curl 7.88 and CPython with defaults: 134-135 s; refused connections fall over in "
+     "<= 0.2 s (self-hosted-dns.md §3.3)"),
+    ("any client, open connection", "a keep-alive connection to a region's load balancer stays until it fails; "
+     "a dead cluster behind a live Hetzner LB may accept and close (empty reply)", "hcloud-cloud-controller-manager "
+     "issues 173/185/270 (reported, not verified here)"),
+)
+"""What clients add that no DNS design removes: listed beside the traffic clock, never a term of it."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +102,8 @@ class Term:
     name: str
     seconds: float
     how: str
+    unknown: str = ""
+    """Why this term's value is not known (`seconds` is then its known part only; totals become lower bounds)."""
     lower: tuple[str, ...] = ()
     """Config keys that shrink this term when lowered (for the RTO error's advice)."""
     higher: tuple[str, ...] = ()
@@ -91,8 +117,14 @@ class _Clock:
 
     @property
     def total(self) -> float:
-        """Every term (for the traffic clock: until every client cache has expired, the traffic RTO)."""
+        """Every term (for the traffic clock: until every client cache has expired, the traffic RTO); a lower
+        bound when a term is unknown."""
         return sum(t.seconds for t in self.terms)
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """Names of the terms whose value nobody can source."""
+        return tuple(t.name for t in self.terms if t.unknown)
 
     def term(self, name: str) -> Term:
         for t in self.terms:
@@ -288,6 +320,76 @@ def compute_budget(
     return best
 
 
+# ------------------------------------------------------------------------------ one hub server lost
+
+LEASE_RENEW_FRACTION = 0.25
+"""karmada-agent's `--cluster-lease-renew-interval-fraction` (default, not rendered): it renews its lease every
+clusterLeaseDuration/4 (karmada v1.18.2 pkg/controllers/status/cluster_status_controller.go initLeaseController)."""
+CLIENT_READ_IDLE_SECONDS = 30
+"""client-go pings an HTTP/2 connection after this long without a frame (env HTTP2_READ_IDLE_TIMEOUT_SECONDS)..."""
+CLIENT_PING_TIMEOUT_SECONDS = 15
+"""...and closes it when the ping is not answered within this (env HTTP2_PING_TIMEOUT_SECONDS); both are
+k8s.io/apimachinery v0.35.3 pkg/util/net/http.go defaults. Until then a request on a connection to a server that
+died without a reset hangs: the lease controller's updates carry no timeout of their own
+(k8s.io/component-helpers apimachinery/lease/controller.go)."""
+CLIENT_DIAL_TIMEOUT_SECONDS = 30.0
+"""client-go's dialer timeout (k8s.io/client-go transport/cache.go). Go splits it over a name's addresses in turn
+(net dialSerial), so the next connection, when the dead server's address comes first, waits timeout/servers."""
+ETCD_KEEPALIVE_SECONDS = 40.0
+"""karmada-apiserver's etcd client drops a stream to a dead etcd member after gRPC keepalive 30 s + 10 s
+(k8s.io/apiserver v0.35.4 pkg/storage/storagebackend/factory/etcd3.go keepaliveTime, keepaliveTimeout); a write
+through it hangs that long at least (the etcd-client Service may still route to the dead member after that)."""
+
+
+@dataclass(frozen=True)
+class HubServerLoss:
+    """One hub server dies without a reset: how long a healthy Pull agent's lease renewal can stall, against the
+    grace period after which karmada-controller-manager marks its Cluster `Ready=Unknown` (karmada v1.18.2
+    pkg/controllers/cluster/cluster_controller.go tryUpdateClusterHealth), and the ClusterTaintPolicy taints it."""
+
+    stall: float
+    grace: float
+    how: str
+
+    @property
+    def margin(self) -> float:
+        return self.grace - self.stall
+
+    def footnote(self) -> str:
+        f = fmt_seconds
+        if self.margin > 0:
+            return (f"one hub server lost without a reset: a Pull agent's lease renewal can stall {self.how}, within "
+                    f"clusterMonitorGracePeriod {f(self.grace)} s (margin {f(self.margin)} s)")
+        need = math.floor(self.stall) + 1
+        return (f"one hub server lost without a reset: a Pull agent's lease renewal can stall {self.how}, "
+                f"{f(-self.margin)} s over clusterMonitorGracePeriod {f(self.grace)} s: healthy Pull members can turn "
+                "Unknown, get the NoExecute taint and lose their failover tenants that set no tolerationSeconds. "
+                f"Levers and their cost: clusterMonitorGracePeriod >= {need} s adds {f(need - self.grace)} s to Pull "
+                "detection; failover.clientReadIdleSeconds/clientPingTimeoutSeconds shorten the first path (a ping "
+                "per silent connection that often); a tenant's tolerationSeconds adds itself to that tenant's "
+                "eviction. Estimated, not measured: the defaults stay until a drill on the real binaries decides")
+
+
+def hub_server_loss(*, grace: float, lease_duration: float, servers: int, read_idle: float | None = None,
+                    ping_timeout: float | None = None) -> HubServerLoss:
+    """The longest lease-renewal stall of a Pull agent whose hub server (karmada-apiserver, or the etcd member its
+    apiserver's stream went to) died without a reset: the worse of the two paths, each from the last renewal."""
+    if servers < 1:
+        raise ValueError("servers must be >= 1")
+    renew = lease_duration * LEASE_RENEW_FRACTION
+    idle = CLIENT_READ_IDLE_SECONDS if read_idle is None else read_idle
+    ping = CLIENT_PING_TIMEOUT_SECONDS if ping_timeout is None else ping_timeout
+    redial = CLIENT_DIAL_TIMEOUT_SECONDS / servers
+    via_apiserver = renew + idle + ping + redial
+    via_etcd = renew + ETCD_KEEPALIVE_SECONDS
+    f = fmt_seconds
+    how = (f"max(renew R + HTTP/2 read-idle I + ping P + redial D, R + etcd keepalive E) = max({f(renew)} + {f(idle)} "
+           f"+ {f(ping)} + {f(redial)}, {f(renew)} + {f(ETCD_KEEPALIVE_SECONDS)}) = "
+           f"{f(max(via_apiserver, via_etcd))} s (the first when its connection went to the dead server's "
+           "karmada-apiserver, the second when its apiserver's etcd stream went to the dead etcd member)")
+    return HubServerLoss(stall=max(via_apiserver, via_etcd), grace=grace, how=how)
+
+
 # ------------------------------------------------------------------------------------------- traffic
 
 TTL_TERM = "DNS TTL"
@@ -302,6 +404,12 @@ class TrafficBudget(_Clock):
     """From the dead region answering again (and the hold-down having passed) to the authoritative servers
     serving it again: not part of any RTO, the drill times it."""
     restore_how: str = ""
+    mode: str = "hetzner"
+    decided_seconds: float = 0.0
+    """Until the leader has decided (probe detection, observation write, decision period): the drill's first
+    traffic phase."""
+    record_seconds: float = 0.0
+    """Until the DNSEndpoint (the record of the decision) says so: the drill's DNSEndpoint phase."""
 
     @property
     def authoritative(self) -> float:
@@ -311,47 +419,79 @@ class TrafficBudget(_Clock):
 
 def traffic_budget(
     *, probe_period: float, probe_timeout: float, failure_threshold: int, success_threshold: int,
-    hold_down: float, ttl: float, vantage_points: int, min_event_sync: float = EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS,
-    external_dns_run: float = EXTERNAL_DNS_RUN_SECONDS, propagation: float = PROVIDER_PROPAGATION_SECONDS,
+    hold_down: float, ttl: float, vantage_points: int, mode: str = "hetzner", secondaries: int = 0,
+    min_event_sync: float = EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS,
 ) -> TrafficBudget:
-    """The traffic clock's worst case from plain numbers (docs/traffic-failover.md §4).
+    """The traffic clock's worst case from plain numbers (docs/traffic-failover.md §4.3), for dns.mode `hetzner`
+    or `self-hosted`.
 
     Detection: the region dies just after a round passed; each vantage point then needs K failed rounds, the
-    K-th ending at its timeout: K*P + T. The vantage points are not in step, but each is bounded the same way,
-    so the majority (the one that completes it) is too."""
+    K-th ending at its timeout: K*P + T. Every (name, region) attempt of a round is in flight at once
+    (agents/traffic_failover.py `Prober`), so a round lasts T whatever the number of names. The vantage points
+    are not in step, but each is bounded the same way, so the majority (the one that completes it) is too."""
     if vantage_points < 1:
         raise ValueError("vantage_points must be >= 1")
+    if mode not in ("hetzner", "self-hosted"):
+        raise ValueError(f"unknown dns mode {mode!r}")
     k, p, t = failure_threshold, probe_period, probe_timeout
     majority = vantage_points // 2 + 1
     detect = k * p + t
-    write = CONTROLLER_DECISION_SECONDS + CONTROLLER_WRITE_SECONDS
-    floor = max(EXTERNAL_DNS_EVENT_FLOOR_SECONDS, min_event_sync)
-    sync = floor + EXTERNAL_DNS_TICK_SECONDS + 2 * external_dns_run
     f = fmt_seconds
-    terms = (
+    slo = ("Kubernetes API SLO: mutating calls P99 <= 1 s (kubernetes/community "
+           "sig-scalability/slos/api_call_latency.md)")
+    common = (
         Term("probe detection", detect, f"a majority ({majority} of {vantage_points} hub servers) each sees K = {k} "
              f"failed rounds in a row, one every P = {f(p)} s, the K-th ending at its T = {f(t)} s timeout: K*P + T "
-             f"= {k}*{f(p)} + {f(t)} = {f(detect)}",
+             f"= {k}*{f(p)} + {f(t)} = {f(detect)} (dns.failover; every pair of a round probed at once)",
              lower=("dns.failover.probePeriodSeconds", "dns.failover.failureThreshold",
                     "dns.failover.probeTimeoutSeconds")),
-        Term("decision + write", write, f"leader decision period {f(CONTROLLER_DECISION_SECONDS)} s + observation "
-             f"Lease and DNSEndpoint writes on the hub API ≈ {f(CONTROLLER_WRITE_SECONDS)} s (estimate)"),
-        Term("external-dns event sync", sync, f"DNSEndpoint event -> next run no sooner than max(5 s literal, "
-             f"--min-event-sync-interval {f(min_event_sync)} s) = {f(floor)} s, + {f(EXTERNAL_DNS_TICK_SECONDS)} s "
-             f"ticker, + 2 runs against Hetzner (one in flight, then ours) 2*{f(external_dns_run)} s (estimate) = "
-             f"{f(sync)} (external-dns v0.22.0 controller/controller.go)"),
-        Term("provider propagation", float(propagation), "Hetzner Action done -> its authoritative servers answer "
-             "the change: unverified placeholder, `hubctl drill` measures it"),
-        Term(TTL_TERM, float(ttl), f"dns.ttl = {f(ttl)} (Hetzner Cloud DNS accepts no TTL below 60 s): only clients "
-             "whose cached answer holds no live region wait this long; a client holding every region's address "
-             "retries another one when the connection fails", lower=("dns.ttl",)),
+        Term("observation write", API_WRITE_SECONDS, f"the vantage point's Lease write after its round: {slo}"),
+        Term("leader decision", CONTROLLER_DECISION_SECONDS, f"the leader decides every --decision-period = "
+             f"{f(CONTROLLER_DECISION_SECONDS)} s (components/traffic/failover_docs.py)"),
     )
+    decided = sum(x.seconds for x in common)
+    if mode == "hetzner":
+        floor = max(EXTERNAL_DNS_EVENT_FLOOR_SECONDS, min_event_sync)
+        sync = floor + EXTERNAL_DNS_TICK_SECONDS
+        publish: tuple[Term, ...] = (
+            Term("DNSEndpoint write", API_WRITE_SECONDS, f"the leader's DNSEndpoint update: {slo}"),
+            Term("external-dns event sync", sync, f"DNSEndpoint event -> next run no sooner than max(5 s literal, "
+                 f"--min-event-sync-interval {f(min_event_sync)} s) = {f(floor)} s, + {f(EXTERNAL_DNS_TICK_SECONDS)} "
+                 f"s ticker (external-dns v0.22.0 controller/controller.go), + 2 runs against Hetzner (one in "
+                 "flight, then ours): unknown",
+                 unknown="no source states how long an external-dns run against the Hetzner webhook takes (it lists "
+                 "the zone's records and waits for every Hetzner Action); `hubctl drill` measures it"),
+            Term("provider propagation", 0.0, "Hetzner Action done -> Hetzner's authoritative servers answer the "
+                 "change: unknown",
+                 unknown="Hetzner documents no figure; the one public report saw up to 90 minutes (Sliplane, "
+                 "2026-04, shared/reference/self-hosted-dns.md §1.1); `hubctl drill` measures it"),
+        )
+        record = decided + API_WRITE_SECONDS
+        ttl_how = (f"dns.ttl = {f(ttl)} (Hetzner Cloud DNS accepts no TTL below 60 s: docs.hetzner.cloud, Create "
+                   "an RRSet)")
+    else:
+        publish = (
+            Term("zone update", ZONE_UPDATE_SECONDS, "RFC 2136 UPDATE with TSIG to every hub nameserver at once: [lab] "
+                 "0.04-0.09 s per UPDATE answered by Knot (shared/reference/self-hosted-dns.md §5 K1), rounded up "
+                 "to 1 s for the hub's private network"),
+        )
+        if secondaries:
+            publish += (Term("secondary transfer", SECONDARY_TRANSFER_SECONDS, f"{secondaries} secondaries: NOTIFY "
+                             "then IXFR from any primary, [lab] 0.30-0.99 s (self-hosted-dns.md §5 K2)"),)
+        record = decided + ZONE_UPDATE_SECONDS + API_WRITE_SECONDS
+        ttl_how = (f"dns.ttl = {f(ttl)} (the fleet's own nameservers; [lab] Unbound serves the new answer one TTL "
+                   "after the change, self-hosted-dns.md §3.1, re-checked by tests/integration/test_dns_lab.py)")
+    terms = (*common, *publish, Term(
+        TTL_TERM, float(ttl), f"{ttl_how}: only clients whose cached answer holds no live region wait this long; a "
+        "client holding every region's address retries another one when the connection fails", lower=("dns.ttl",)))
     restore_decide = max(float(hold_down), success_threshold * p + t)
-    restore = restore_decide + write + sync + propagation
+    published = sum(x.seconds for x in terms[1:] if x.name != TTL_TERM)
+    restore = restore_decide + published
+    unknown = " + unknown" if any(x.unknown for x in publish) else ""
     restore_how = (f"max(hold-down {f(hold_down)}, R*P + T = {success_threshold}*{f(p)} + {f(t)}) = "
-                   f"{f(restore_decide)}, + decision and write {f(write)} + external-dns {f(sync)} + propagation "
-                   f"{f(propagation)} = {f(restore)}")
-    return TrafficBudget(terms=terms, restore_seconds=restore, restore_how=restore_how)
+                   f"{f(restore_decide)}, + writing it {f(published)}{unknown} = {f(restore)}{unknown}")
+    return TrafficBudget(terms=terms, restore_seconds=restore, restore_how=restore_how, mode=mode,
+                         decided_seconds=decided, record_seconds=record)
 
 
 # ------------------------------------------------------------------------------------------- per tenant
@@ -449,8 +589,9 @@ def failover_budget(config: FleetConfig) -> FailoverReport:
         traffic = traffic_budget(
             probe_period=d.probe_period_seconds, probe_timeout=d.probe_timeout_seconds,
             failure_threshold=d.failure_threshold, success_threshold=d.success_threshold,
-            hold_down=d.hold_down_seconds, ttl=dns.ttl,
+            hold_down=d.hold_down_seconds, ttl=dns.record_ttl,
             vantage_points=config.hub.servers if config.hub is not None else VANTAGE_POINTS_DEFAULT,
+            mode=dns.mode, secondaries=len(dns.self_hosted.secondaries) if dns.self_hosted is not None else 0,
         )
     automatic = [t for t in config.tenants if t.fails_over]
     per_tenant = {t.name: capacity([t]) for t in automatic}
@@ -492,6 +633,12 @@ def _footnotes(config: FleetConfig) -> tuple[str, ...]:
                    f"{d.interval_seconds} = {worst} s (Divided dynamic/aggregated Deployments, and only when every "
                    "member they are short on runs an estimator); it never moves replicas back after a member "
                    "recovers")
+    if not config.members or any(m.sync_mode == "Pull" for m in config.members):
+        fo = config.failover
+        out.append(hub_server_loss(
+            grace=fo.cluster_monitor_grace_period, lease_duration=fo.cluster_lease_duration,
+            servers=config.hub.servers if config.hub is not None else VANTAGE_POINTS_DEFAULT,
+            read_idle=fo.client_read_idle_seconds, ping_timeout=fo.client_ping_timeout_seconds).footnote())
     return tuple(out)
 
 
@@ -568,18 +715,51 @@ def format_clock(budget: Budget) -> str:
     return "\n".join(_rows_table(_title(budget), rows, [(len(rows), "total", fmt_seconds(budget.total))]))
 
 
+def term_seconds(term: Term) -> str:
+    """A term's seconds as shown: `unknown`, `>= 6` (known part of an unknown term), or the value."""
+    if not term.unknown:
+        return fmt_seconds(term.seconds)
+    return f">= {fmt_seconds(term.seconds)}" if term.seconds else "unknown"
+
+
+def total_seconds(clock: _Clock, value: float | None = None) -> str:
+    shown = fmt_seconds(clock.total if value is None else value)
+    return f">= {shown}" if clock.unknown else shown
+
+
+def traffic_title(traffic: TrafficBudget) -> str:
+    return f"{TRAFFIC_TITLE}, dns.mode {traffic.mode}"
+
+
+def format_clients() -> str:
+    """What clients add that no DNS design removes (not a term of the traffic clock)."""
+    heads = ("client", "adds", "source")
+    widths = [max(len(h), *(len(r[i]) for r in CLIENT_RESIDUALS)) for i, h in enumerate(heads[:2])]
+    out = [CLIENTS_TITLE, f"{heads[0]:<{widths[0]}}  {heads[1]:<{widths[1]}}  {heads[2]}",
+           f"{'-' * widths[0]}  {'-' * widths[1]}  ---"]
+    out += [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}" for a, b, c in CLIENT_RESIDUALS]
+    return "\n".join(out)
+
+
+CLIENTS_TITLE = "What clients add, whatever the DNS design (not terms of the traffic clock)"
+
+
 def format_traffic(traffic: TrafficBudget) -> str:
-    rows = [(t.name, fmt_seconds(t.seconds), t.how) for t in traffic.terms]
+    rows = [(t.name, term_seconds(t), t.how) for t in traffic.terms]
     ttl_at = [t.name for t in traffic.terms].index(TTL_TERM)
-    totals = [(ttl_at, AUTHORITATIVE, fmt_seconds(traffic.authoritative)),
-              (len(rows), TRAFFIC_TOTAL, fmt_seconds(traffic.total))]
-    return "\n".join([*_rows_table(TRAFFIC_TITLE, rows, totals),
-                      f"restore (not an RTO term): {traffic.restore_how}"])
+    totals = [(ttl_at, AUTHORITATIVE, total_seconds(traffic, traffic.authoritative)),
+              (len(rows), TRAFFIC_TOTAL, total_seconds(traffic))]
+    lines = [*_rows_table(traffic_title(traffic), rows, totals),
+             f"restore (not an RTO term): {traffic.restore_how}"]
+    for t in traffic.terms:
+        if t.unknown:
+            lines.append(f"unknown: {t.name}: {t.unknown}")
+    return "\n".join(lines)
 
 
 def format_tenants(report: FailoverReport) -> str:
     rto = "unset" if report.rto_seconds is None else f"{fmt_seconds(report.rto_seconds)} s"
-    rows = [(r.tenant, r.placement, r.clock, fmt_seconds(r.seconds)) for r in report.tenants]
+    rows = [(r.tenant, r.placement, r.clock, total_seconds(r.budget, r.seconds)) for r in report.tenants]
     heads = ("tenant", "placement", "clock", "seconds")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
     line = "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))
@@ -593,6 +773,7 @@ def format_budget(report: FailoverReport) -> str:
     parts = []
     if report.traffic is not None:
         parts.append(format_traffic(report.traffic))
+        parts.append(format_clients())
     else:
         parts.append(f"{TRAFFIC_TITLE}: not modelled (no dns section)")
     parts.append(format_clock(report.capacity))
@@ -611,10 +792,11 @@ def clock_markdown(budget: Budget | TrafficBudget, title: str) -> list[str]:
     lines = [f"**{title}**", "", "| term | seconds | how |", "|---|---:|---|"]
     for t in budget.terms:
         if isinstance(budget, TrafficBudget) and t.name == TTL_TERM:
-            lines.append(f"| *{AUTHORITATIVE}* | *{fmt_seconds(budget.authoritative)}* | |")
-        lines.append(f"| {t.name} | {fmt_seconds(t.seconds)} | {_md_cell(t.how)} |")
+            lines.append(f"| *{AUTHORITATIVE}* | *{total_seconds(budget, budget.authoritative)}* | |")
+        how = t.how + (f" (unknown: {t.unknown})" if t.unknown else "")
+        lines.append(f"| {t.name} | {term_seconds(t)} | {_md_cell(how)} |")
     name = TRAFFIC_TOTAL if isinstance(budget, TrafficBudget) else "total"
-    lines.append(f"| **{name}** | **{fmt_seconds(budget.total)}** | |")
+    lines.append(f"| **{name}** | **{total_seconds(budget)}** | |")
     return lines
 
 
@@ -622,10 +804,14 @@ def budget_markdown(report: FailoverReport) -> str:
     """The same tables as Markdown, for a pull-request comment."""
     lines: list[str] = []
     if report.traffic is not None:
-        lines += [*clock_markdown(report.traffic, TRAFFIC_TITLE), ""]
+        lines += [*clock_markdown(report.traffic, traffic_title(report.traffic)), ""]
+        lines += [f"**{CLIENTS_TITLE}**", "", "| client | adds | source |", "|---|---|---|"]
+        lines += [f"| {_md_cell(a)} | {_md_cell(b)} | {_md_cell(c)} |" for a, b, c in CLIENT_RESIDUALS]
+        lines.append("")
     lines += [*clock_markdown(report.capacity, _title(report.capacity)), ""]
     lines += ["| tenant | placement | clock | seconds |", "|---|---|---|---:|"]
-    lines += [f"| {r.tenant} | {r.placement} | {r.clock} | {fmt_seconds(r.seconds)} |" for r in report.tenants]
+    lines += [f"| {r.tenant} | {r.placement} | {r.clock} | {total_seconds(r.budget, r.seconds)} |"
+              for r in report.tenants]
     if report.footnotes:
         lines += ["", *(f"- {_md_cell(f)}" for f in report.footnotes)]
     return "\n".join(lines)

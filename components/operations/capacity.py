@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.config import ConfigError, FleetConfig
+from components.fleet import csr_approver_docs
 from components.hetzner import limits
-from components.karmada import manifests, workloads
+from components.karmada import addons_docs, manifests, workloads
 from components.kube import agent_script
 from components.kube.quantity import parse_quantity
 from components.operations import etcd_backup_docs, etcd_maintenance_docs, k3s_upgrade_docs, monitoring_docs
@@ -87,10 +88,15 @@ def _spread(spec: Mapping[str, Any]) -> bool:
     return any(t.get("topologyKey") == "kubernetes.io/hostname" for t in terms)
 
 
-def pods_of(doc: Mapping[str, Any], part: str) -> Pods:
-    """The pods a Deployment, StatefulSet or CronJob document keeps running (a CronJob that forbids overlap: one)."""
+def pods_of(doc: Mapping[str, Any], part: str, nodes: int = 1) -> Pods:
+    """The pods a Deployment, StatefulSet, DaemonSet (one per node of `nodes`) or CronJob document keeps running (a
+    CronJob that forbids overlap: one)."""
     kind, meta = doc["kind"], doc["metadata"]
     name = f"{kind}/{meta.get('namespace', '')}/{meta['name']}"
+    if kind == "DaemonSet":
+        template = doc["spec"]["template"]
+        cpu, memory = pod_requests(template["spec"])
+        return Pods(name=name, part=part, replicas=nodes, millicpu=cpu, memory_bytes=memory, spread=True)
     if kind in ("Deployment", "StatefulSet"):
         replicas = int(doc["spec"].get("replicas", 1))
         template = doc["spec"]["template"]
@@ -117,6 +123,25 @@ def estimator_members(config: FleetConfig) -> list[str]:
     return [m.name for m in members if m.scheduler_estimator]
 
 
+def search_members(config: FleetConfig) -> list[str]:
+    """Members the search addon caches (its memory request follows from them); none while it is off. An invalid
+    choice counts as none here: preflight refuses it first, naming the key."""
+    if config.role == "region" or not config.karmada.addons.search.enabled:
+        return []
+    try:
+        return addons_docs.search_members(config, fleet_members(config, region_intents(config, None)), "")
+    except ValueError:
+        return []
+
+
+def pull_members(config: FleetConfig) -> list[str]:
+    """Pull members whose joins this stack's hub approves (components/fleet/registry.py runs the approver for them):
+    an all-in-one stack's own, a hub stack's region stacks' members; none for a region stack."""
+    if config.role == "region":
+        return []
+    return [m.name for m in fleet_members(config, region_intents(config, None)) if m.sync_mode == "Pull"]
+
+
 def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     """Every pod-running document a stack that owns the hub applies to its host cluster, with what it is part of:
     rendered by the functions the components call."""
@@ -124,12 +149,25 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
     out += [("Karmada control plane", manifests.deployment(w)) for w in workloads.deployments(config)]
     out += [("scheduler-estimators", manifests.deployment(workloads.estimator(config, m)))
             for m in estimator_members(config)]
+    pull = pull_members(config)
+    if pull:
+        out.append(("agent CSR approver", csr_approver_docs.deployment(
+            pull, agent_script.source(csr_approver_docs.SCRIPT_KEY))))
     if config.dns is not None:
-        objects = traffic_docs.external_dns_objects(config.dns, traffic_docs.TOKEN_SECRET_NAME)
-        out += [("external-dns", o) for o in objects if o["kind"] == "Deployment"]
         assert config.hub is not None
+        primaries: list[str] = []
+        if config.dns.self_hosted_mode:
+            from components.hetzner.hub_cluster import private_ip
+            from components.traffic import nameserver_docs
+
+            primaries = [private_ip(config.hub, i) for i in range(config.hub.servers)]
+            out.append(("nameservers", nameserver_docs.daemonset(
+                config.dns, agent_script.source(nameserver_docs.SEED_SCRIPT), "capacity")))
+        else:
+            objects = traffic_docs.external_dns_objects(config.dns, traffic_docs.TOKEN_SECRET_NAME)
+            out += [("external-dns", o) for o in objects if o["kind"] == "Deployment"]
         out.append(("traffic failover controller", failover_docs.deployment(
-            config.dns, config.hub.servers, agent_script.source(failover_docs.SCRIPT_KEY))))
+            config.dns, config.hub.servers, agent_script.source(failover_docs.SCRIPT_KEY), primaries=primaries)))
         out.append(("status refresher", refresher_docs.deployment(
             config.dns.refresh_seconds, agent_script.source(refresher_docs.SCRIPT_KEY))))
     backup = config.karmada.etcd.backup
@@ -144,6 +182,7 @@ def hub_documents(config: FleetConfig) -> list[tuple[str, dict[str, Any]]]:
         out.append(("hub exporter", monitoring_docs.exporter_deployment(
             agent_script.source(monitoring_docs.EXPORTER_SCRIPT))))
     out.append(("k3s upgrades", k3s_upgrade_docs.deployment()))
+    out += addons_docs.host_deployments(config, search_members(config))
     return out
 
 
@@ -154,7 +193,8 @@ def k3s_pods() -> list[Pods]:
 
 def hub_pods(config: FleetConfig) -> list[Pods]:
     """What the hub's servers run, pod by pod kind: the documents above and what k3s deploys itself."""
-    return [pods_of(doc, part) for part, doc in hub_documents(config)] + k3s_pods()
+    servers = config.hub.servers if config.hub is not None else 1
+    return [pods_of(doc, part, servers) for part, doc in hub_documents(config)] + k3s_pods()
 
 
 @dataclass(frozen=True)

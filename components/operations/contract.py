@@ -82,7 +82,8 @@ ETCD_UPLOAD = Contract(
     connections=(
         Connection("object storage", "443", "HTTPS (SigV4)", "--endpoint, path-style `<endpoint>/<bucket>/<key>`",
                    "multipart upload of the encrypted snapshot, its manifest, list the prefix, delete beyond "
-                   "--retain, abort stale uploads", _UPLOAD, external=True),
+                   "--retain, abort stale uploads; list `--k3s-folder` and delete k3s' scheduled snapshots beyond "
+                   "--k3s-retain (with their .metadata copies)", _UPLOAD, external=True),
     ),
     exits=(
         Fact("missing argument (argparse, exit 2), missing S3_* env (exit 2), empty snapshot, a short key, no "

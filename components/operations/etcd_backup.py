@@ -15,6 +15,7 @@ from components.karmada import pki_spec
 from components.kube import agent_script, tls
 from components.kube.objects import apply, apply_rendered, with_secret_checksum
 from components.operations import etcd_backup_docs as docs
+from components.operations import k3s_snapshots
 
 
 class EtcdBackup(pulumi.ComponentResource):
@@ -45,7 +46,11 @@ class EtcdBackup(pulumi.ComponentResource):
                              pulumi.Output.all(*credentials).apply(lambda v: docs.credentials_secret(*v))),
                    (docs.ENCRYPTION_SECRET, key.apply(docs.encryption_secret))]
         etcd_image = f"{versions.KUBE_IMAGE_REGISTRY}/etcd:{config.karmada.release.etcd}"
-        job = docs.cron_job(backup, pulumi.get_stack(), etcd_image, source, config.karmada.etcd.quota_backend_bytes)
+        stack = pulumi.get_stack()
+        assert config.hub is not None, "backups run on the hub"
+        # the hub's own k3s snapshots share the bucket; with `retain` this job bounds them too (k3s_snapshots)
+        k3s = k3s_snapshots.job_bound(backup, stack, config.hub.servers)
+        job = docs.cron_job(backup, stack, etcd_image, source, config.karmada.etcd.quota_backend_bytes, k3s)
         apply("host", with_secret_checksum(job, mounted),
               pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[*after, *deps])))
         self.certificates = [cert]

@@ -4,7 +4,9 @@ One pod per run, two steps: an init container from the pinned etcd image runs `e
 (flags.etcdctl_flags + ETCDCTL_SNAPSHOT_SAVE) with its own client certificate into an emptyDir; then
 `agents/etcd_backup_upload.py upload` encrypts the file (AES-256-GCM, format KHB1, with the stack secret
 mounted from its own Secret) and streams it as an S3 multipart upload to `<prefix>/<stack>/<UTC time>.db.enc`,
-then deletes the oldest beyond `retain`. Memory is bounded by the part size, not the snapshot size. A
+then (only with `retain`) deletes the oldest beyond it and bounds the hub's own k3s snapshots in the same bucket
+(k3s_snapshots); without, it only writes and the bucket's lifecycle rule does retention for both. Memory is
+bounded by the part size, not the snapshot size. A
 snapshot that never leaves the hub's servers is not a backup, so there is no local-only mode. Works embed
 tenants' Secrets, so nothing leaves unencrypted. Restore: docs/runbooks/restore-etcd.md.
 
@@ -80,17 +82,21 @@ def script_configmap(source: str) -> dict[str, Any]:
     return agent_script.configmap(_meta(NAME), SCRIPT_KEY, source)
 
 
-def uploader_args(backup: EtcdBackupConfig, stack: str) -> list[str]:
+def uploader_args(backup: EtcdBackupConfig, stack: str, k3s: tuple[str, int] | None = None) -> list[str]:
+    """`k3s`: the folder of the hub's own k3s snapshots and how many to keep there (k3s_snapshots), bounded by
+    the same run whatever k3s itself applies."""
     return [
         "upload",
         f"--endpoint={backup.endpoint}", f"--region={backup.region}", f"--bucket={backup.bucket}",
-        f"--prefix={backup.prefix}", f"--stack={stack}", f"--retain={backup.retain}",
+        f"--prefix={backup.prefix}", f"--stack={stack}",
+        *([f"--retain={backup.retain}"] if backup.retain is not None else []),
         f"--snapshot={flags.ETCD_SNAPSHOT_PATH}", f"--key-file={KEY_DIR}/{ENCRYPTION_KEY}",
+        *([f"--k3s-folder={k3s[0]}", f"--k3s-retain={k3s[1]}"] if k3s else []),
     ]
 
 
-def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str, quota_bytes: int
-             ) -> dict[str, Any]:
+def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str, quota_bytes: int,
+             k3s: tuple[str, int] | None = None) -> dict[str, Any]:
     """host: the schedule. `Forbid`: a slow upload never overlaps the next snapshot; a failed run is retried
     twice, then shows as a failed Job (the last three of each are kept for `kubectl describe`) and, with
     monitoring on, as the KarmadaHubEtcdBackupFailed alert (components/operations/alerts.py)."""
@@ -107,7 +113,7 @@ def cron_job(backup: EtcdBackupConfig, stack: str, etcd_image: str, source: str,
         "volumeMounts": [manifests.pki_mount(), backup_mount],
     }
     upload = agent_script.container(
-        "upload", SCRIPT_KEY, uploader_args(backup, stack),
+        "upload", SCRIPT_KEY, uploader_args(backup, stack, k3s),
         {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": UPLOAD_MEMORY_LIMIT}},
         env_from=[{"secretRef": {"name": CREDENTIALS_SECRET}}],
         mounts=[{**backup_mount, "readOnly": True}, {"name": "backup-key", "mountPath": KEY_DIR, "readOnly": True}])

@@ -118,7 +118,10 @@ def _meta(name: str, namespaced: bool = True) -> dict[str, Any]:
 def namespace() -> dict[str, Any]:
     """Upgrade Jobs run privileged with the host's PID/IPC/network (job.go `New`): this namespace only."""
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": NAMESPACE, "labels": {**_LABELS, "pod-security.kubernetes.io/enforce": "privileged"}}}
+            "metadata": {"name": NAMESPACE, "labels": {**_LABELS, "pod-security.kubernetes.io/enforce": "privileged"},
+                         "annotations": {"karmada-hub.io/pod-security-exception": (
+                             "the k3s upgrade Jobs replace the k3s binary on the host: hostPID, hostNetwork and "
+                             "privileged (system-upgrade-controller pkg/upgrade/job/job.go)")}}}
 
 
 def service_accounts() -> list[dict[str, Any]]:

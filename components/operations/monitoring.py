@@ -9,6 +9,7 @@ docs/runbooks/monitoring.md; targets and network flows: docs/monitoring.md.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import pulumi
@@ -49,16 +50,21 @@ class HubMonitoring(pulumi.ComponentResource):
         prometheus = tls.leaf(f"{name}-prometheus", karmada_ca, docs.PROMETHEUS_USER, tls.USES["client"], hours, child)
         exporter = tls.leaf(f"{name}-hub-exporter", karmada_ca, docs.EXPORTER_USER, tls.USES["client"], hours, child)
         prometheus_pki = [karmada_ca.cert_pem, prometheus.cert_pem, pulumi.Output.secret(prometheus.key_pem)]
-        client = apply_rendered("host", docs.client_secret, prometheus_pki, on_host)
+        client = apply_rendered("host", functools.partial(docs.client_secret, mon.prometheus_namespace), prometheus_pki,
+                                on_host)
         after_client = pulumi.ResourceOptions.merge(on_host, pulumi.ResourceOptions(depends_on=[client]))
-        for target in docs.scrape_targets():
-            apply("host", docs.pod_monitor(target, mon.labels, mon.scrape_interval_seconds), after_client)
+        dns_mode = config.dns.mode if config.dns is not None else None
+        for target in docs.scrape_targets(dns_mode):
+            apply("host", docs.pod_monitor(target, mon.labels, mon.scrape_interval_seconds, mon.prometheus_namespace),
+                  after_client)
 
         etcd = config.karmada.etcd
         thresholds = alerts.Thresholds(
             etcd_replicas=etcd.replicas, apiserver_replicas=config.karmada.replicas.apiserver,
             backup_schedule=etcd.backup.schedule if etcd.backup is not None else None,
-            defrag_schedule=etcd.defrag_schedule)
+            defrag_schedule=etcd.defrag_schedule, dns_mode=dns_mode,
+            vantage_points=config.hub.servers if config.hub is not None else 3,
+            external_dns_interval_seconds=config.dns.interval_seconds if config.dns is not None else 60)
         records = certificate_records([*certificates, prometheus, exporter])
         apply("host", docs.prometheus_rule(alerts.rule_groups(thresholds, mon.runbook_base_url, records), mon.labels),
               on_host)

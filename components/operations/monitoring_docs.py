@@ -17,12 +17,19 @@ with sources is in docs/monitoring.md):
   (vendored k8s.io/apiserver pkg/server/options/authorization.go `NewDelegatingAuthorizationOptions`), so
   `/metrics` is a SubjectAccessReview to karmada-apiserver. kube-controller-manager serves an in-memory
   self-signed certificate (no `--tls-cert-file`): there is no CA to verify it with;
-- karmada-hub-exporter, `metrics` 9100, http (agents/hub_exporter.py).
+- karmada-hub-exporter, `metrics` 9100, http (agents/hub_exporter.py);
+- with a dns section, in namespace external-dns: the traffic failover controller, `health` 8080, http `/metrics`
+  (agents/traffic_failover.py `metrics`: leader, fail-open names, and in dns.mode self-hosted every nameserver's
+  answer and serial); in dns.mode hetzner external-dns, `http` 7979 (external-dns v0.22.0
+  pkg/apis/externaldns/types.go `--metrics-address`, default `:7979`; controller/metrics.go
+  `external_dns_controller_last_sync_timestamp_seconds`).
 
 The client certificate (`PROMETHEUS_USER`, Karmada CA) is the one identity Prometheus gets: the ClusterRole bound to
 it in karmada-apiserver allows `get` on the non-resource URL `/metrics` and nothing else; the aggregated apiserver
 and kube-controller-manager ask karmada-apiserver the same question by SubjectAccessReview. Prometheus Operator
-reads the certificate from the Secret `CLIENT_SECRET` beside the PodMonitors.
+reads the certificate from the Secret `CLIENT_SECRET` beside the PodMonitors, and both live in Prometheus's own
+namespace (`monitoring.prometheusNamespace`, selecting each target's pods by namespaceSelector): the
+operator then needs no Secret access in `karmada-system`, where the CA and etcd keys are (security review 2, M10).
 
 Network flows a NetworkPolicy must allow for all this: `flows()` (docs/monitoring.md).
 
@@ -73,11 +80,13 @@ class ScrapeTarget:
     insecure_skip_verify: bool = False
     name_prefix: bool = False
     """Select every pod whose name label starts with `job-` (one estimator per member)."""
+    namespace: str = NAMESPACE
+    """Where its pods run (the PodMonitors themselves all live in karmada-system, beside the client Secret)."""
 
 
-def scrape_targets() -> list[ScrapeTarget]:
+def scrape_targets(dns_mode: str | None = None) -> list[ScrapeTarget]:
     """Every hub component Prometheus scrapes, with port numbers read from the same flag builders the
-    workloads are rendered with."""
+    workloads are rendered with; `dns_mode`: the stack's dns.mode (None: no dns section)."""
     svc = f"{flags.NAMESPACE}.svc.{flags.CLUSTER_DOMAIN}"
     metrics = "metrics-bind-address"
     etcd_url = flags.flag_values(flags.etcd_args(3, "x"))["listen-metrics-urls"]
@@ -97,7 +106,22 @@ def scrape_targets() -> list[ScrapeTarget]:
                      client_cert=True, server_name=f"karmada-aggregated-apiserver.{svc}"),
         ScrapeTarget(JOBS["kcm"], "https", flags.KCM_PORT, "https", client_cert=True, insecure_skip_verify=True),
         ScrapeTarget(JOBS["exporter"], "metrics", EXPORTER_PORT),
+        *_traffic_targets(dns_mode),
     ]
+
+
+def _traffic_targets(dns_mode: str | None) -> list[ScrapeTarget]:
+    from components.traffic import docs as traffic_docs
+    from components.traffic import failover_docs
+
+    if dns_mode is None:
+        return []
+    out = [ScrapeTarget(JOBS["failover"], "health", failover_docs.HEALTH_PORT,
+                        namespace=failover_docs.NAMESPACE)]
+    if dns_mode == "hetzner":
+        out.append(ScrapeTarget(JOBS["external_dns"], "http", traffic_docs.EXTERNAL_DNS_METRICS_PORT,
+                                namespace=traffic_docs.EXTERNAL_DNS_NAMESPACE))
+    return out
 
 
 def _meta(name: str, labels: Mapping[str, str], namespace: str = NAMESPACE) -> dict[str, Any]:
@@ -105,9 +129,10 @@ def _meta(name: str, labels: Mapping[str, str], namespace: str = NAMESPACE) -> d
     return {"name": name, "namespace": namespace, "labels": {**labels, **own}}
 
 
-def pod_monitor(target: ScrapeTarget, labels: Mapping[str, str], interval_seconds: int) -> dict[str, Any]:
-    """monitoring.coreos.com/v1 PodMonitor for one target; `job` is the target's name (estimators: one job, the
-    member in `member_cluster`)."""
+def pod_monitor(target: ScrapeTarget, labels: Mapping[str, str], interval_seconds: int,
+                namespace: str) -> dict[str, Any]:
+    """monitoring.coreos.com/v1 PodMonitor for one target, in Prometheus's `namespace` (its TLS Secret references
+    resolve there); `job` is the target's name (estimators: one job, the member in `member_cluster`)."""
     relabel: list[dict[str, Any]]
     if target.name_prefix:
         selector: dict[str, Any] = {"matchExpressions": [{"key": NAME_LABEL, "operator": "Exists"}]}
@@ -136,8 +161,8 @@ def pod_monitor(target: ScrapeTarget, labels: Mapping[str, str], interval_second
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PodMonitor",
-        "metadata": _meta(f"karmada-hub-{target.job}", labels),
-        "spec": {"selector": selector, "namespaceSelector": {"matchNames": [NAMESPACE]},
+        "metadata": _meta(f"karmada-hub-{target.job}", labels, namespace),
+        "spec": {"selector": selector, "namespaceSelector": {"matchNames": [target.namespace]},
                  "podMetricsEndpoints": [endpoint]},
     }
 
@@ -147,12 +172,14 @@ def prometheus_rule(groups: list[dict[str, Any]], labels: Mapping[str, str]) -> 
             "spec": {"groups": groups}}
 
 
-def client_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
-    """host: Prometheus's client certificate and the Karmada CA it verifies the API servers with."""
+def client_secret(namespace: str, ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
+    """host: Prometheus's client certificate and the Karmada CA it verifies the API servers with, in Prometheus's
+    `namespace` beside the PodMonitors."""
     files = {"ca.crt": ca_pem, "tls.crt": cert_pem, "tls.key": key_pem}
     if not all(files.values()):
         raise ValueError("prometheus client secret: empty certificate or key")
-    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "metadata": _meta(CLIENT_SECRET, {}),
+    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": _meta(CLIENT_SECRET, {}, namespace),
             "data": {k: base64.b64encode(v.encode()).decode() for k, v in files.items()}}
 
 
@@ -233,13 +260,14 @@ class Flow:
     destination_cidr: str | None = None
 
 
-def flows(prometheus_namespace: str, prometheus_pods: Mapping[str, str], backup_endpoint: str | None) -> list[Flow]:
+def flows(prometheus_namespace: str, prometheus_pods: Mapping[str, str], backup_endpoint: str | None,
+          dns_mode: str | None = None) -> list[Flow]:
     """Every connection the monitoring and the etcd jobs need (a NetworkPolicy for karmada-system must allow
     exactly these; docs/monitoring.md lists them). `backup_endpoint`: the object storage URL, if backups run."""
     out = []
-    for t in scrape_targets():
+    for t in scrape_targets(dns_mode):
         pods = {"app.kubernetes.io/part-of": "karmada"} if t.name_prefix else {NAME_LABEL: t.job}
-        out.append(Flow(prometheus_namespace, dict(prometheus_pods), NAMESPACE, pods, t.port, f"scrape {t.job}"))
+        out.append(Flow(prometheus_namespace, dict(prometheus_pods), t.namespace, pods, t.port, f"scrape {t.job}"))
     etcd = {NAME_LABEL: flags.ETCD_SERVICE}
     out += [
         Flow(NAMESPACE, {NAME_LABEL: EXPORTER}, NAMESPACE, {NAME_LABEL: flags.APISERVER_SERVICE},
@@ -257,15 +285,15 @@ def flows(prometheus_namespace: str, prometheus_pods: Mapping[str, str], backup_
 
 
 def flow_workloads(prometheus_namespace: str, prometheus_pods: Mapping[str, str],
-                   estimator_names: Sequence[str]) -> list[flow_model.Workload]:
+                   estimator_names: Sequence[str], dns_mode: str | None = None) -> list[flow_model.Workload]:
     """The same connections as `flows()`, as declarations for the host's NetworkPolicies
     (`components/trust/network_policy.py`): the user's Prometheus (pods the program does not run) dials every
     scrape target's listener by the target's port name, one per estimator; the exporter listens on `metrics` and
     dials the karmada-apiserver. The etcd jobs declare their own (etcd_backup_docs, etcd_maintenance_docs)."""
     dials = []
-    for t in scrape_targets():
+    for t in scrape_targets(dns_mode):
         for job in (estimator_names if t.name_prefix else [t.job]):
-            dials.append(flow_model.Dial(NAMESPACE, job, t.port_name))
+            dials.append(flow_model.Dial(t.namespace, job, t.port_name))
     return [
         flow_model.Workload(namespace=prometheus_namespace, name="prometheus", pod_labels=dict(prometheus_pods),
                             dials=tuple(dials), runs_elsewhere=True),

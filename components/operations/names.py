@@ -75,7 +75,8 @@ def member_names(config: FleetConfig, index: int, member: MemberConfig) -> Itera
     else:
         args = flags.agent_args(name, member.api_endpoint.rstrip("/"), region=member.region, zones=member.zones,
                                 failover=flags.FailoverSettings.from_config(config.failover))
-        yield from _objects(key, name, [*member_docs.pull_hub_objects(name),
+        pull_cluster = [member_docs.cluster_object(member)] if member.cluster_id else []
+        yield from _objects(key, name, [*pull_cluster, *member_docs.pull_hub_objects(name),
                                         *member_docs.pull_member_objects(name, config.karmada.version, args, "x")])
         spec = pki_spec.agent_cert_spec(name)
         yield DerivedName(key, name, "Pull agent certificate CN", spec.common_name, rules.COMMON_NAME)
@@ -85,7 +86,8 @@ def member_names(config: FleetConfig, index: int, member: MemberConfig) -> Itera
             manifests.deployment(workload), manifests.pdb(workload.name),
             manifests.service(workload.name, {"grpc": (flags.ESTIMATOR_PORT, flags.ESTIMATOR_PORT)}),
             manifests.secret(workload.name + manifests.PKI_SECRET_SUFFIX, {}, component=workload.name),
-            manifests.secret(workload.name + manifests.MEMBER_KUBECONFIG_SUFFIX, {}, component=workload.name),
+            manifests.member_token_secret(name, "token", "ca"),
+            manifests.member_kubeconfig_configmap(name, member.api_endpoint.rstrip("/")),
             *(p for p in flows.network_policies(network.control_plane_workloads((), [name]), [flags.NAMESPACE])
               if p["metadata"]["name"] == workload.name + flows.POLICY_SUFFIX)])
         for dns_name in pki_spec.estimator_cert_spec(name).dns_names:
@@ -130,7 +132,7 @@ def tenant_names(config: FleetConfig) -> Iterator[DerivedName]:
         key = f"tenants[{index}]"
         objects = [policy_docs.tenant_namespace(tenant),
                    policy_docs.propagation_policy(tenant, regions, members, config.failover),
-                   policy_docs.override_policy(tenant, config.regions)]
+                   policy_docs.override_policy(tenant, config.regions, config.members)]
         if tenant.quota is not None:
             objects.append(policy_docs.federated_resource_quota(tenant))
         yield from _objects(key, tenant.name, objects)

@@ -17,10 +17,10 @@ from typing import Any
 from components import versions
 from components.config import ConfigError, FleetConfig
 from components.fleet import whatif
-from components.karmada import features
+from components.karmada import addons_docs, features
 from components.operations import capacity, names
 from components.operations.budget import check_rto, failover_budget
-from components.operations.region_intents import RegionIntent, region_intents
+from components.operations.region_intents import RegionIntent, fleet_members, region_intents
 from components.operations.skew import skew_rows
 
 THIS_STACK = "this stack"
@@ -29,21 +29,98 @@ THIS_STACK = "this stack"
 
 def check(config: FleetConfig, stack_file: str) -> None:
     this_stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
-    region_intents(config, this_stack)  # a hub's region stack files must be readable and its own
+    intents = region_intents(config, this_stack)  # a hub's region stack files must be readable and its own
+    check_hub_gates(config, intents, stack_file)
     for row in skew_rows(config):
         if not row.ok:
             raise ConfigError(f"{stack_file}: karmada-hub:members: version skew: {row.component} {row.version}: "
                               f"{row.status}")
+    check_tenant_groups(config, stack_file)
     if config.failover.rto_seconds is not None and config.members:
         try:
             check_rto(failover_budget(config), config.failover.rto_seconds)
         except ValueError as exc:
             raise ConfigError(f"{stack_file}: karmada-hub:{exc}") from None
+    capacity.check(config, stack_file)  # first: it bounds the counts (servers, members) names.check walks
     names.check(config, stack_file)
-    capacity.check(config, stack_file)
+    check_addons(config, stack_file)
     check_whatif(config, stack_file)
     if config.role == "all-in-one":  # its own hub: the same agreement a region stack checks
         check_hub_contract(config, hub_contract(config), stack_file, THIS_STACK, stack_file)
+    if config.role == "region":
+        check_region_identity(config, stack_file)
+
+
+def check_tenant_groups(config: FleetConfig, stack_file: str) -> None:
+    """Every affinity group a tenant names by region has a member to name: placement lists members by name
+    (policy_docs `_affinity_region`), and a group of regions without members would be an empty cluster list, which
+    Karmada reads as every cluster. Typical after removing a region's last member (docs/runbooks/members.md)."""
+    if not config.members:
+        return
+    have = {m.region for m in config.members}
+    for i, tenant in enumerate(config.tenants):
+        groups = [("preferredRegions", tenant.placement.preferred_regions)]
+        groups += [(f"overflow[{j}].regions", g.regions) for j, g in enumerate(tenant.placement.overflow)]
+        for key, regions in groups:
+            if regions and not set(regions) & have:
+                raise ConfigError(f"{stack_file}: karmada-hub:tenants[{i}].placement.{key}: no member in "
+                                  f"{', '.join(regions)} (tenant {tenant.name}); add a member there or remove the "
+                                  "region from the list")
+
+
+def check_region_identity(config: FleetConfig, stack_file: str) -> None:
+    """A region stack's own CSR is one its hub accepts, and its `identityKey` is that CSR's key (else the hub's
+    certificates would not work with it: one line now instead of a TLS error at the first API call). The offline
+    planner has no secrets: its placeholder is not checked."""
+    from cryptography.hazmat.primitives import serialization
+
+    from components.config import IDENTITY_KEY, OFFLINE_PLACEHOLDER
+    from components.kube.region_csr import check_region_csr
+
+    assert config.region is not None and config.identity_csr is not None, "FleetConfig checks both for regions"
+    stack = stack_file.rsplit("/", 1)[-1].removeprefix("Pulumi.").removesuffix(".yaml")
+    fix = f"make a key and CSR with `hubctl region-key {stack}` and commit the CSR it prints"
+    try:
+        csr = check_region_csr(config.identity_csr, config.region)
+    except ValueError as err:
+        raise ConfigError(f"{stack_file}: karmada-hub:identityCsr: {err}; {fix}") from None
+    key_pem = config.secrets[IDENTITY_KEY]
+    if key_pem.startswith(OFFLINE_PLACEHOLDER):
+        return
+    fmt = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        key = serialization.load_pem_private_key(key_pem.encode(), password=None)
+    except (ValueError, TypeError):
+        raise ConfigError(f"{stack_file}: karmada-hub:{IDENTITY_KEY}: is not an unencrypted PEM private key; {fix}"
+                          ) from None
+    if key.public_key().public_bytes(*fmt) != csr.public_key.public_bytes(*fmt):
+        raise ConfigError(f"{stack_file}: karmada-hub:{IDENTITY_KEY}: is not the key of karmada-hub:identityCsr; "
+                          f"commit the CSR `hubctl region-key {stack}` printed with this key, or {fix}")
+
+
+def check_addons(config: FleetConfig, stack_file: str) -> None:
+    """The search addon caches only members the hub can read (Push members of the fleet), never Secrets."""
+    if config.role == "region" or not config.karmada.addons.search.enabled:
+        return
+    try:
+        addons_docs.search_members(config, fleet_members(config, region_intents(config, None)), stack_file)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def check_hub_gates(config: FleetConfig, intents: Sequence[RegionIntent], stack_file: str) -> None:
+    """A hub switches each alpha gate on for the whole fleet: one its region stacks' tenants use may not go off
+    here first (the hub is rolled out before its regions, and a policy whose gate is off is accepted and does
+    nothing)."""
+    from components.config import _GATE_FEATURE
+
+    gates = set(config.karmada.feature_gates)
+    for intent in intents:
+        for t_i, tenant in enumerate(intent.config.tenants):
+            for gate in sorted(tenant.feature_gates() - gates):
+                raise ConfigError(f"{stack_file}: karmada-hub:karmada.featureGates: {gate} is off, but tenant "
+                                  f"{tenant.name} of stacks/Pulumi.{intent.stack}.yaml needs it (tenants[{t_i}]."
+                                  f"{_GATE_FEATURE[gate]}); keep it on while a region stack's tenant uses it")
 
 
 def check_whatif(config: FleetConfig, stack_file: str) -> None:
@@ -62,6 +139,26 @@ def check_whatif(config: FleetConfig, stack_file: str) -> None:
                           "group, or set failover: manual")
 
 
+def check_k3s_pinned(config: FleetConfig, stack_file: str) -> str | None:
+    """A protected (production) hub installs k3s only against a checksum its operator recorded
+    (`hub.k3sSha256`), not against the one the same release serves next to the binary (security review 2, M5):
+    refused with one line at `pulumi preview`/`up`. The offline planner installs nothing (and the example prod-hub
+    carries no checksum anyone verified): there the message is returned, not raised, and not printed."""
+    import os
+
+    from components.kube.cert_schedule import OFFLINE_ENV
+
+    hub = config.hub
+    if hub is None or not hub.protect or hub.k3s_sha256:
+        return None
+    message = (f"{stack_file}: karmada-hub:hub.k3sSha256: a protected (production) hub installs k3s {hub.k3s_version} "
+               "only against a checksum recorded here: set it to the sha256 of that release's k3s binary (its "
+               "sha256sum-amd64.txt, checked against the release's signature)")
+    if os.environ.get(OFFLINE_ENV) == "1":
+        return message
+    raise ConfigError(message)
+
+
 def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
     """What this `up` would change on the running hub, from what Hetzner reports (hetzner/changes.py): refuse a
     dangerous change with one line naming the key and the fix, warn about what will roll. Runs inside the
@@ -72,6 +169,7 @@ def check_deployed(config: FleetConfig, stack_file: str) -> list[str]:
 
     from components.hetzner import changes, live
 
+    check_k3s_pinned(config, stack_file)
     try:
         plan = changes.plan_hub(config.hub, config.karmada.etcd, live.read_deployed(config.hub))
     except changes.UnsafeChange as exc:
@@ -99,7 +197,8 @@ def hub_contract(config: FleetConfig, intents: Sequence[RegionIntent] = ()) -> d
         "featureGates": sorted(config.karmada.feature_gates),
         "priorityClasses": {c.name: c.value for c in config.karmada.priority_classes},
         "failover": features.controller_manager_failover(config.failover),
-        "dns": None if dns is None else {"ttl": dns.ttl, "intervalSeconds": dns.interval_seconds,
+        "dns": None if dns is None else {"mode": dns.mode, "ttl": dns.record_ttl,
+                                         "intervalSeconds": dns.interval_seconds,
                                          "refreshSeconds": dns.refresh_seconds,
                                          "failover": dns.failover.model_dump(by_alias=True)},
         "regions": {i.region: region_served(i) for i in intents},
@@ -137,18 +236,22 @@ def check_hub_contract(config: FleetConfig, contract: Mapping[str, Any], stack_f
     if config.dns is None:
         return
     if hub_dns is None:
-        raise fail("dns", f"{hub_stack} runs no external-dns (no dns section); add it there first")
+        raise fail("dns", f"{hub_stack} has no dns section (it writes no failover names); add it there first")
     # A hub from before the failover controller promises no `failover` values: a region stack may then go first
     # (it only publishes its LB address for the controller), which is the safe migration order
     # (docs/runbooks/failover-drill.md).
+    hub_mode = hub_dns.get("mode", "hetzner")  # a hub from before dns.mode ran external-dns
+    if hub_mode != config.dns.mode:
+        raise fail("dns.mode", f"{config.dns.mode} here but {hub_stack} runs mode {hub_mode}; the region's drill "
+                   f"record and the budget follow the hub (set dns.mode: {hub_mode})")
     failover = config.dns.failover.model_dump(by_alias=True) if "failover" in hub_dns else {}
-    for key, value in (("ttl", config.dns.ttl), ("intervalSeconds", config.dns.interval_seconds),
+    for key, value in (("ttl", config.dns.record_ttl), ("intervalSeconds", config.dns.interval_seconds),
                        ("refreshSeconds", config.dns.refresh_seconds),
                        *((f"failover.{k}", v) for k, v in failover.items())):
         hub_value = (hub_dns.get("failover") or {}).get(key.split(".", 1)[1]) if key.startswith("failover.") else (
             hub_dns.get(key))
         if hub_value != value:
-            raise fail(f"dns.{key}", f"{value} here but {hub_stack}'s external-dns uses {hub_value}; the "
+            raise fail(f"dns.{key}", f"{value} here but {hub_stack} uses {hub_value}; the "
                        f"failover budget must count the hub's value (set dns.{key}: {hub_value})")
 
 

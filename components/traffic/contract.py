@@ -22,8 +22,9 @@ from components.kube.contract import (
     from_url_flag,
 )
 from components.traffic import failover_docs
+from components.traffic import nameserver_docs as ns
 from components.traffic import refresher_docs as refresher
-from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
+from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE, KNOT_IMAGE, KNOT_VERSION
 
 
 def edns(path: str, symbol: str = "") -> Src:
@@ -164,6 +165,10 @@ TRAFFIC_FAILOVER = Contract(
                  default="/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"),
         FileFlag("host-token-file", "read", "the projected service account token", _FAILOVER,
                  default="/var/run/secrets/kubernetes.io/serviceaccount/token"),
+        FileFlag("zone-config", "read", "dns.mode self-hosted: the zone (SOA fields, NS set, static records)",
+                 _FAILOVER),
+        FileFlag("tsig-name-file", "read", "dns.mode self-hosted: the writer key's name", _FAILOVER),
+        FileFlag("tsig-secret-file", "read", "dns.mode self-hosted: the writer key (base64)", _FAILOVER),
     ),
     listeners=(
         Listener("health", "HTTP", "health-port", "port", "8080", (Served("/healthz", True), Served("/readyz", True)),
@@ -177,6 +182,10 @@ TRAFFIC_FAILOVER = Contract(
                    "leases, DNSEndpoints, region ConfigMaps of its namespace", _FAILOVER, external=True),
         Connection("regional load balancers", "80, 443", "HTTP/HTTPS probes", "region ConfigMaps",
                    "health probes of every region for every published name", _FAILOVER, external=True),
+        Connection("hub nameservers (dns.mode self-hosted)", "53", "DNS over TCP: RFC 2136 UPDATE and AXFR with "
+                   "TSIG, SOA queries", "--nameserver, --secondary", "writes the zone to every hub server's Knot (host "
+                   "network, the servers' private addresses), watches every nameserver's serial",
+                   ours("agents/traffic_failover.py", "ZoneWriter"), external=True),
     ),
     uses=(
         Use("karmada", "networking.k8s.io", "ingresses", ("list",), _FAILOVER, credential="client-cert"),
@@ -188,7 +197,73 @@ TRAFFIC_FAILOVER = Contract(
     ),
     exits=(
         Fact("unknown or missing argument (argparse, exit 2); unreadable TLS or token files; health port bind "
-             "failure", _FAILOVER),
+             "failure; dns.mode self-hosted without --zone-config, --nameserver or the key files", _FAILOVER),
+    ),
+    facts=(
+        Fact("dns.mode self-hosted: the leader keeps the zone file in ConfigMap karmada-dns/dns-zone-snapshot (get, "
+             "update, create: nameserver_docs.snapshot_rbac) for nameservers that start from nothing",
+             ours("agents/traffic_failover.py", "Controller.write_snapshot")),
+    ),
+    kubeconfig_flags=(),
+)
+
+
+def knot(path: str, symbol: str = "") -> Src:
+    return Src("CZ-NIC/knot", KNOT_VERSION, path, symbol, pinned=False)
+
+
+_SEED = ours("agents/dns_zone_seed.py", "seed")
+
+KNOT = Contract(
+    key="knot", title="Knot DNS (knotd): the fleet's nameservers, dns.mode self-hosted",
+    upstream=f"CZ-NIC/knot {KNOT_VERSION} ({KNOT_IMAGE}; the configuration is run by Debian's knot 3.2.6 in "
+    "tests/integration/test_dns_lab.py)", match=Match(image=KNOT_IMAGE.rsplit(":", 1)[0]),
+    rendered_by="components/traffic/nameserver_docs.py daemonset, knot_conf",
+    runs_in=f"host cluster, namespace {ns.NAMESPACE}, host network",
+    files=(
+        FileFlag("config", "read", "knot.conf, written for this server by the seed init container", knot(
+            "doc/man_knotd.rst", "-c, --config")),
+    ),
+    listeners=(
+        Listener("dns", "TCP", None, "port", "53", (), knot("doc/reference.rst", "server.listen"),
+                 note="UDP and TCP 53 on the server's public and private addresses (host network; listen addresses "
+                 "bind before they exist: 'Non-local address binding is automatically enabled')"),
+    ),
+    connections=(
+        Connection("secondaries", "53", "DNS NOTIFY (UDP) and outgoing transfers (TCP)", "knot.conf remote",
+                   "notifies the operator's secondaries after each change; they transfer from it", knot(
+                       "doc/reference.rst", "zone.notify"), external=True),
+    ),
+    facts=(
+        Fact("starts as root to bind port 53 and switches to its `knot` user (server.user) before it serves; loads "
+             "its zones before it answers (server.async-start off)", knot("doc/reference.rst", "server.user")),
+        Fact("an UPDATE that sets the SOA serial keeps it (serial-policy only applies when the update leaves the "
+             "serial alone)", knot("doc/reference.rst", "zone.serial-policy")),
+    ),
+    kubeconfig_flags=(),
+)
+
+DNS_ZONE_SEED = Contract(
+    key="dns-zone-seed", title="nameserver zone seed (agents/dns_zone_seed.py)",
+    upstream="this program, the knot DaemonSet's init container on python:3.12", match=Match(script=ns.SEED_SCRIPT),
+    rendered_by="components/traffic/nameserver_docs.py daemonset, seed_args",
+    runs_in=f"host cluster, namespace {ns.NAMESPACE}, host network, init container",
+    files=(
+        FileFlag("template", "read", "knot.conf with @LISTEN@", _SEED),
+        FileFlag("zone-config", "read", "the zone's SOA fields and NS set (the base zone of a new fleet)", _SEED),
+        FileFlag("nodes", "read", "node name -> the addresses it listens on", _SEED),
+        FileFlag("tsig-name-file", "read", "the writer key's name (AXFR from the other servers)", _SEED),
+        FileFlag("tsig-secret-file", "read", "the writer key", _SEED),
+        FileFlag("out", "write", "knot.conf for this server", _SEED),
+        FileFlag("storage", "dir", "the zone file and journal on the server's disk", _SEED),
+    ),
+    connections=(
+        Connection("hub nameservers", "53", "DNS AXFR over TCP with TSIG", "--nodes", "the newest copy of the zone "
+                   "from the other hub servers before knotd starts", _SEED, external=True),
+    ),
+    exits=(
+        Fact("a node not in --nodes, or a template without @LISTEN@: exit 1 (the pod does not start, so nothing "
+             "answers without the zone)", _SEED),
     ),
     kubeconfig_flags=(),
 )
@@ -227,4 +302,5 @@ STATUS_REFRESHER = Contract(
     kubeconfig_flags=(),
 )
 
-CONTRACTS: tuple[Contract, ...] = (EXTERNAL_DNS, HETZNER_WEBHOOK, TRAFFIC_FAILOVER, STATUS_REFRESHER)
+CONTRACTS: tuple[Contract, ...] = (EXTERNAL_DNS, HETZNER_WEBHOOK, TRAFFIC_FAILOVER, STATUS_REFRESHER, KNOT,
+                                   DNS_ZONE_SEED)

@@ -26,7 +26,7 @@ from typing import Any
 
 from components.config import CapiCredentials, DnsConfig, IngressConfig, MemberConfig, RegionConfig
 from components.kube.flows import Listener, Workload
-from components.kube.pod_security import container_security_context
+from components.kube.pod_security import RESTRICTED, container_security_context
 from components.versions import EXTERNAL_DNS_IMAGE, HETZNER_WEBHOOK_IMAGE
 
 # ------------------------------------------------------------------------------------------- constants
@@ -52,7 +52,8 @@ EXTERNAL_DNS_METRICS_PORT = 7979
 WEBHOOK_METRICS_PORT = 8080
 
 REGION_RECORD_LABEL = "lb"
-"""Per-region drill records are `<region>.lb.<domain>`; external-dns is told to exclude that subtree."""
+"""Per-region drill records are `<region>.lb.<domain>`, written by the hub's failover controller from the region
+ConfigMaps (agents/traffic_failover.py REGION_RECORD_SUBDOMAIN); no Ingress may publish a name in that subtree."""
 
 INGRESS_NAMESPACE = "ingress-nginx"
 INGRESS_CONTROLLER = "ingress-nginx-controller"
@@ -169,22 +170,10 @@ def regional_lb_target_selector(members: Sequence[MemberConfig], private: bool =
 def region_record_name(region: str, domain: str) -> str:
     """The fixed drill name of one region's LB, e.g. `eu-fsn.lb.dev.example.com`.
 
-    Pulumi owns these A records (hcloud ZoneRrset). external-dns never touches them: they carry no ownership TXT
-    for its `--txt-owner-id` (its plan drops deletes/updates of unowned records and refuses to create over them),
-    and `--exclude-domains=lb.<domain>` keeps the subtree out of its view altogether."""
+    The hub's failover controller publishes it from the region's ConfigMap: into the fleet's own zone in dns.mode
+    self-hosted, as a DNSEndpoint of its own (labelled with the region) that external-dns writes in mode hetzner.
+    No stack writes it at Hetzner: a region stack holds no DNS token (security review 2, H5)."""
     return f"{region}.{REGION_RECORD_LABEL}.{domain}"
-
-
-def region_record(region: str, dns: DnsConfig, lb_ipv4: str) -> dict[str, Any]:
-    """pulumi_hcloud `ZoneRrset` args for the region's drill record (the zone is `dns.domain`)."""
-    ipaddress.IPv4Address(lb_ipv4)
-    return {
-        "zone": dns.domain,
-        "name": f"{region}.{REGION_RECORD_LABEL}",
-        "type": "A",
-        "ttl": dns.ttl,
-        "records": [{"value": lb_ipv4}],
-    }
 
 
 # ---------------------------------------------------------------------------------------- external-dns
@@ -219,11 +208,10 @@ def external_dns_args(dns: DnsConfig) -> list[str]:
         f"--txt-owner-id={dns.txt_owner_id}",
         f"--txt-prefix={TXT_PREFIX}",
         f"--domain-filter={dns.domain}",
-        f"--exclude-domains={REGION_RECORD_LABEL}.{dns.domain}",
         f"--interval={dns.interval_seconds}s",
         "--events",
         f"--min-event-sync-interval={MIN_EVENT_SYNC_SECONDS}s",
-        f"--min-ttl={dns.ttl}s",
+        f"--min-ttl={dns.record_ttl}s",
         f"--metrics-address=:{EXTERNAL_DNS_METRICS_PORT}",
         "--log-format=json",
     ]
@@ -317,12 +305,21 @@ def external_dns_objects(dns: DnsConfig, token_secret: str) -> list[dict[str, An
         },
     }
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(EXTERNAL_DNS_NAMESPACE)},
+        external_dns_namespace(),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(EXTERNAL_DNS_NAME, EXTERNAL_DNS_NAMESPACE),
          "automountServiceAccountToken": False},
         *external_dns_host_rbac(),
         deployment,
     ]
+
+
+def external_dns_namespace() -> dict[str, Any]:
+    """Pod Security `restricted`: it holds the Hetzner DNS token (external-dns mode) and the failover controller,
+    and no pod in it needs more (the metadata guard in components/hetzner/cloud_init.py counts on hostNetwork
+    being refused here; security review 2, M6)."""
+    meta = _meta(EXTERNAL_DNS_NAMESPACE)
+    meta["labels"].update(RESTRICTED)
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
 
 EXTERNAL_DNS_HOST_RULES: tuple[dict[str, Any], ...] = (

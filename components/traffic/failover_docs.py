@@ -1,8 +1,9 @@
 """Traffic failover controller documents: health-checked DNS for the fleet's names, on the hub.
 
 The controller (`agents/traffic_failover.py`) probes every region's load balancer for every published name from
-each hub server and writes one DNSEndpoint per name; external-dns (`--source=crd` alone) turns them into the
-records (docs/traffic-failover.md §4). Two API servers are involved:
+each hub server and writes one DNSEndpoint per name; in dns.mode hetzner external-dns (`--source=crd` alone) turns
+them into the records, in dns.mode self-hosted the controller writes the zone to the hub's own nameservers itself
+(nameserver_docs.py; docs/traffic-failover.md §4, §5). Two API servers are involved:
 
 - host (the hub's k3s), namespace `external-dns`: the Deployment (one replica per hub server), its ConfigMap
   (the script), its karmada client certificate Secret, PDB, ServiceAccount, and a Role for exactly what it
@@ -91,8 +92,9 @@ HOST_RULES: tuple[dict[str, Any], ...] = (
 
 - leases get/create/update: its own observation Lease and the leader Lease (get one by name, create it the
   first time, renew it); list: the leader reads every vantage point's Lease. No delete, patch or watch.
-- dnsendpoints list: the leader reads what is published; create/update: a name's decision; delete: a name
-  whose Ingress is gone. No get (list covers it), no status (external-dns writes that), no watch.
+- dnsendpoints list: the leader reads what is published; create/update: a name's decision, or (mode hetzner) a
+  region's drill record; delete: a name whose Ingress is gone, or a gone region's record. No get (list covers
+  it), no status (external-dns writes that), no watch.
 - configmaps list: the region ConfigMaps (label-selected; RBAC cannot restrict by label, and the namespace
   holds no Secrets' data in ConfigMaps: the two agent scripts and kube-root-ca.crt)."""
 
@@ -124,13 +126,24 @@ def cert_secret(ca_pem: str, cert_pem: str, key_pem: str) -> dict[str, Any]:
                                            "traffic failover secret")
 
 
+MEMBERS_ANNOTATION = "karmada-hub.io/members"
+
+
 def region_configmap(region: str, lb_ipv4: str, members: Sequence[str]) -> dict[str, Any]:
     """host: one region's load balancer address, for the controller to probe and publish. Written by the stack
-    that owns the region (each region stack owns its own object, so two regions never collide)."""
+    that owns the region (each region stack owns its own object, so two regions never collide).
+
+    `data` holds only what the controller reads (region, LB address). pulumi-kubernetes treats a ConfigMap's
+    `data` as immutable and replaces the object, deleting it before it creates it again under the same name
+    (provider.go Diff: `deleteBeforeReplace` when the name is unchanged); a controller listing in between would
+    not see the region. The members are an annotation (for people and the drill), so adding or removing one is
+    an in-place update; only a new LB address still replaces it, which the controller rides out
+    (agents/traffic_failover.py `merge_regions`)."""
     ipaddress.IPv4Address(lb_ipv4)
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": _meta(f"traffic-region-{region}", NAMESPACE, **{REGION_LABEL: region}),
-            "data": {"region": region, REGION_IP_KEY: lb_ipv4, "members": ",".join(sorted(members))}}
+    meta = _meta(f"traffic-region-{region}", NAMESPACE, **{REGION_LABEL: region})
+    meta["annotations"] = {MEMBERS_ANNOTATION: ",".join(sorted(members))}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {"region": region, REGION_IP_KEY: lb_ipv4}}
 
 
 TOKEN_VOLUME = "host-token"
@@ -138,10 +151,19 @@ TOKEN_DIR = "/var/run/secrets/karmada-hub/host"
 TOKEN_EXPIRY_SECONDS = 3600
 
 
-def args(dns: DnsConfig, vantage_points: int, server: str | None = None) -> list[str]:
+def args(dns: DnsConfig, vantage_points: int, server: str | None = None, primaries: Sequence[str] = ()
+         ) -> list[str]:
     """The command line of agents/traffic_failover.py. `$(NODE_NAME)`/`$(POD_NAME)` are expanded by the kubelet
-    from the container's env (downward API)."""
+    from the container's env (downward API). Mode self-hosted adds where the zone is written (`primaries`: the hub
+    servers' private addresses, nameserver_docs.controller_args)."""
     d = dns.failover
+    extra: list[str] = []
+    if dns.self_hosted_mode:
+        from components.traffic import nameserver_docs
+
+        if not primaries:
+            raise ValueError("mode self-hosted: the failover controller needs the hub nameservers' addresses")
+        extra = nameserver_docs.controller_args(dns, primaries)
     return [
         f"--karmada-server={server or flags.apiserver_url()}",
         f"--karmada-ca-file={CERT_DIR}/ca.crt",
@@ -154,7 +176,7 @@ def args(dns: DnsConfig, vantage_points: int, server: str | None = None) -> list
         "--identity=$(POD_NAME)",
         f"--domain={dns.domain}",
         f"--exclude={REGION_RECORD_LABEL}.{dns.domain}",
-        f"--ttl={dns.ttl}",
+        f"--ttl={dns.record_ttl}",
         f"--period={d.probe_period_seconds}",
         f"--timeout={d.probe_timeout_seconds}",
         f"--attempts={d.probe_attempts}",
@@ -167,7 +189,16 @@ def args(dns: DnsConfig, vantage_points: int, server: str | None = None) -> list
         f"--http-port={HTTP_PORT}",
         f"--https-port={HTTPS_PORT}",
         f"--health-port={HEALTH_PORT}",
+        f"--delete-after={delete_after_seconds(dns.record_ttl)}",
+        *extra,
     ]
+
+
+def delete_after_seconds(ttl: int) -> int:
+    """How long a name's Ingress must be gone before its record goes: four TTLs, at least a minute (an Ingress
+    that Helm or Pulumi replaces is back within seconds; a name that flickers out costs resolvers a negative
+    answer for the zone's negative TTL)."""
+    return max(60, 4 * ttl)
 
 
 ENV = (
@@ -176,22 +207,32 @@ ENV = (
 )
 
 
-def deployment(dns: DnsConfig, hub_servers: int, source: str) -> dict[str, Any]:
+def deployment(dns: DnsConfig, hub_servers: int, source: str, primaries: Sequence[str] = ()) -> dict[str, Any]:
     """host: one replica per hub server (required anti-affinity on the hostname), each a vantage point.
 
     A lost server leaves its replica Pending: that vantage point abstains, and the other two still make the
     majority of three. The host token is a projected ServiceAccount token (the Role above), the karmada client
     certificate a Secret; `source` feeds the checksum annotation so a new script rolls the pods."""
     probe = {"periodSeconds": 10, "timeoutSeconds": 3}
+    mounts = [{"name": "pki", "mountPath": CERT_DIR, "readOnly": True},
+              {"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True}]
+    zone_volumes: list[dict[str, Any]] = []
+    if dns.self_hosted_mode:
+        from components.traffic import nameserver_docs as ns
+
+        mounts += [{"name": "zone", "mountPath": ns.ZONE_DIR, "readOnly": True},
+                   {"name": "tsig", "mountPath": f"{ns.ZONE_DIR}/tsig", "readOnly": True}]
+        zone_volumes = [{"name": "zone", "configMap": {"name": ns.CONTROLLER_ZONE_CONFIGMAP}},
+                        {"name": "tsig", "secret": {"secretName": ns.CONTROLLER_TSIG_SECRET, "defaultMode": 0o440}}]
     container = agent_script.container(
-        NAME, SCRIPT_KEY, args(dns, hub_servers),
-        {"requests": {"cpu": "20m", "memory": "48Mi"}, "limits": {"memory": "192Mi"}}, env=ENV,
+        NAME, SCRIPT_KEY, args(dns, hub_servers, primaries=primaries),
+        # a round keeps every probe connection of the fleet open at once (agents/traffic_failover.py Prober)
+        {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}, env=ENV,
         ports=[{"name": "health", "containerPort": HEALTH_PORT, "protocol": "TCP"}],
         liveness={**probe, "httpGet": {"path": "/healthz", "port": "health"}, "initialDelaySeconds": 20,
                   "failureThreshold": 3},
         readiness={**probe, "httpGet": {"path": "/readyz", "port": "health"}, "failureThreshold": 1},
-        mounts=[{"name": "pki", "mountPath": CERT_DIR, "readOnly": True},
-                {"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True}])
+        mounts=mounts)
     volumes = [
         agent_script.volume(CONFIGMAP),
         {"name": "pki", "secret": {"secretName": CERT_SECRET, "defaultMode": 0o440}},
@@ -199,6 +240,7 @@ def deployment(dns: DnsConfig, hub_servers: int, source: str) -> dict[str, Any]:
             {"serviceAccountToken": {"path": "token", "expirationSeconds": TOKEN_EXPIRY_SECONDS}},
             {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
         ]}},
+        *zone_volumes,
     ]
     return agent_script.deployment(
         _meta(NAME, NAMESPACE), {"app.kubernetes.io/name": NAME}, hub_servers,

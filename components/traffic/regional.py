@@ -1,4 +1,4 @@
-"""RegionalTraffic: a health-checked Hetzner LB per region, its drill name, and the ingress status override.
+"""RegionalTraffic: a health-checked Hetzner LB per region, its address for the hub, and the ingress status override.
 
 Per region with members: a load balancer in the region's location (and network zone) with TCP 80/443 to
 the members' ingress NodePorts, health-checked with the stack's interval/timeout/retries, reaching the
@@ -6,7 +6,8 @@ nodes over the region's private network when the stack names it (`regions.<r>.ne
 karmada-apiserver, an OverridePolicy makes each member's ingress controller publish its region's LB
 address (Karmada then counts the Ingress healthy). On the hub's host cluster, a ConfigMap publishes the region's LB
 address to the traffic failover controller (components/traffic/dns.py), which probes it and writes the fleet's
-records through external-dns. See docs/traffic-failover.md for the chain.
+records, the region's drill name `<region>.lb.<domain>` among them (in the fleet's own zone, or through
+external-dns). See docs/traffic-failover.md for the chain.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ class RegionalTraffic(pulumi.ComponentResource):
     def __init__(self, name: str, config: FleetConfig, regions: list[str],
                  karmada_provider: pulumi.ProviderResource | None, after: list[pulumi.Resource],
                  opts: pulumi.ResourceOptions | None = None, *, host_provider: pulumi.ProviderResource | None = None,
-                 host_after: list[pulumi.Resource] | None = None,
-                 dns_provider: pulumi.ProviderResource | None = None) -> None:
-        """`dns_provider`: the DNS zone project's hcloud provider (hetzner/dns_provider.py) for the drill records."""
+                 host_after: list[pulumi.Resource] | None = None) -> None:
         super().__init__("karmada-hub:index:RegionalTraffic", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.lb_ipv4 = {}
@@ -79,11 +78,8 @@ class RegionalTraffic(pulumi.ComponentResource):
                     [lb.ipv4], pulumi.ResourceOptions(parent=self, provider=host_provider,
                                                       depends_on=list(host_after or [])),
                     placeholder="192.0.2.1")
-            if config.dns is not None:
-                record = docs.region_record(region_name, config.dns, "192.0.2.1")
-                hcloud.ZoneRrset(
-                    f"{name}-{region_name}-record", zone=record["zone"], name=record["name"], type=record["type"],
-                    ttl=record["ttl"], records=[hcloud.ZoneRrsetRecordArgs(value=lb.ipv4)],
-                    opts=pulumi.ResourceOptions(parent=self, provider=dns_provider))
+            # No record here: <region>.lb.<domain> is the hub's failover controller's, from the ConfigMap above (in the
+            # zone in dns.mode self-hosted, a DNSEndpoint external-dns writes in mode hetzner); a region stack holds
+            # no DNS token (security review 2, H5).
 
         self.register_outputs({"loadBalancers": self.lb_ipv4})

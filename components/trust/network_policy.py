@@ -3,7 +3,8 @@
 The one list of every workload the hub's host cluster runs in a policed namespace (`host_workloads`): each
 domain declares its own (`karmada/network.py`, `traffic/docs.py`, `traffic/refresher_docs.py`,
 `traffic/failover_docs.py`, `operations/etcd_backup_docs.py`, `operations/etcd_maintenance_docs.py`,
-`operations/monitoring_docs.py`: the exporter and the user's Prometheus scrapes); a new workload adds its
+`operations/monitoring_docs.py`: the exporter and the user's Prometheus scrapes; `karmada/addons_docs.py`: the opt-in
+addons); a new workload adds its
 declaration there and one line here.
 `tests/test_network_policies.py` fails for a rendered pod in these namespaces that nobody declared.
 
@@ -19,8 +20,9 @@ from typing import Any
 import pulumi
 
 from components.config import FleetConfig
+from components.fleet import csr_approver_docs
 from components.hetzner.hub_cluster import karmada_api_cidrs
-from components.karmada import flags
+from components.karmada import addons_docs, flags
 from components.karmada.network import control_plane_workloads
 from components.karmada.pki_spec import estimator_service_name
 from components.kube import flows
@@ -41,18 +43,27 @@ def apiserver_clients(config: FleetConfig) -> list[str]:
     return [*karmada_api_cidrs(hub), str(hub.network.cidr)]
 
 
-def host_workloads(config: FleetConfig, estimator_members: Sequence[str]) -> list[flows.Workload]:
+def host_workloads(config: FleetConfig, estimator_members: Sequence[str], approver: bool = False
+                   ) -> list[flows.Workload]:
+    """`approver`: the fleet has Pull members, so the hub runs the agent CSR approver."""
     workloads = control_plane_workloads(apiserver_clients(config), estimator_members,
-                                        descheduler=config.karmada.descheduler_enabled)
+                                        descheduler=config.karmada.descheduler_enabled,
+                                        search=config.karmada.addons.search.enabled)
+    workloads += addons_docs.flow_workloads(config)
+    if approver:
+        workloads.append(csr_approver_docs.flows())
     workloads.append(etcd_maintenance_docs.flows())
     if config.karmada.etcd.backup is not None:
         workloads.append(etcd_backup_docs.flows())
     if config.monitoring.enabled:
         mon = config.monitoring
         estimators = [estimator_service_name(m) for m in sorted(estimator_members)]
-        workloads += monitoring_docs.flow_workloads(mon.prometheus_namespace, mon.prometheus_pod_labels, estimators)
+        workloads += monitoring_docs.flow_workloads(mon.prometheus_namespace, mon.prometheus_pod_labels, estimators,
+                                                    config.dns.mode if config.dns is not None else None)
     if config.dns is not None:
-        workloads += [traffic_docs.external_dns_flows(), refresher_docs.flows(), failover_docs.flows()]
+        workloads += [refresher_docs.flows(), failover_docs.flows()]
+        if not config.dns.self_hosted_mode:  # mode self-hosted runs no external-dns (the nameservers: host network)
+            workloads.append(traffic_docs.external_dns_flows())
     return workloads
 
 
@@ -60,8 +71,9 @@ def namespaces(config: FleetConfig) -> list[str]:
     return [ns for ns in POLICED_NAMESPACES if ns != traffic_docs.EXTERNAL_DNS_NAMESPACE or config.dns is not None]
 
 
-def host_network_policies(config: FleetConfig, estimator_members: Sequence[str]) -> list[dict[str, Any]]:
-    return flows.network_policies(host_workloads(config, estimator_members), namespaces(config))
+def host_network_policies(config: FleetConfig, estimator_members: Sequence[str], approver: bool = False
+                          ) -> list[dict[str, Any]]:
+    return flows.network_policies(host_workloads(config, estimator_members, approver), namespaces(config))
 
 
 class HostNetworkPolicies(pulumi.ComponentResource):
@@ -69,11 +81,11 @@ class HostNetworkPolicies(pulumi.ComponentResource):
     Each namespace's default deny waits for its allow policies, so no running pod ever sees deny-only."""
 
     def __init__(self, name: str, config: FleetConfig, host_provider: pulumi.ProviderResource,
-                 estimator_members: Sequence[str], after: Sequence[pulumi.Resource],
+                 estimator_members: Sequence[str], after: Sequence[pulumi.Resource], approver: bool = False,
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("karmada-hub:index:HostNetworkPolicies", name, None, opts)
         base = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=list(after))
-        policies = host_network_policies(config, estimator_members)
+        policies = host_network_policies(config, estimator_members, approver)
         allows = [apply("host", p, base) for p in policies if p["metadata"]["name"] != flows.DEFAULT_DENY]
         for p in policies:
             if p["metadata"]["name"] == flows.DEFAULT_DENY:

@@ -1,7 +1,9 @@
 """What a region stack's identity may do: exactly the objects that stack writes, by name, and nothing else.
 
-A region stack authenticates as User `karmada-hub:region:<region>` (no groups) with a client certificate whose
-key it made itself (region_identity.py). Its grants are derived from the very documents the region stack renders,
+A region stack authenticates as User `karmada-hub:region:<region>:<key id>` (no groups) with a client certificate
+the hub signed for the key its committed CSR names (kube/region_csr.py): the RBAC is bound to that exact name, so a
+new key's CSR unbinds every certificate of the old key. A region without an accepted CSR has no RBAC at all.
+Its grants are derived from the very documents the region stack renders,
 so they cannot drift from what it applies:
 
 karmada-apiserver
@@ -12,8 +14,8 @@ karmada-apiserver
     Cluster objects that point at them are the hub's);
   - the bootstrap-token Secret `kube-system/bootstrap-token-<id>` of each of its Pull members (PullJoin).
 host (k3s)
-  - the `karmada-scheduler-estimator-<member>-member-kubeconfig` Secret of each estimator member (the
-    estimator Deployments and their serving certificates are the hub's);
+  - the `karmada-scheduler-estimator-<member>-member-token` Secret of each estimator member (a token and a CA,
+    data only: the kubeconfig around them, the estimator Deployments and their serving certificates are the hub's);
   - the region ConfigMap `external-dns/traffic-region-<region>` (its load balancer's address and members, which
     the failover controller probes), when the fleet has DNS and the region has members.
 
@@ -41,8 +43,9 @@ VERBS = ("get", "list", "watch", "create", "patch", "delete")
 BOOTSTRAP_NAMESPACE = "kube-system"
 
 
-def region_user(region: str) -> str:
-    return f"karmada-hub:region:{region}"
+def region_user(intent: RegionIntent) -> str | None:
+    """The user name the hub signs into the region's certificates (None: no CSR committed, no certificate)."""
+    return intent.csr.user if intent.csr is not None else None
 
 
 def bootstrap_token_secret_name(member: str) -> str:
@@ -91,15 +94,20 @@ def karmada_grants(intent: RegionIntent) -> list[Grant]:
 
 
 def host_grants(intent: RegionIntent) -> list[Grant]:
-    grants = [Grant("", "secrets", flags.NAMESPACE, estimator_service_name(m.name) + manifests.MEMBER_KUBECONFIG_SUFFIX)
+    grants = [Grant("", "secrets", flags.NAMESPACE, estimator_service_name(m.name) + manifests.MEMBER_TOKEN_SUFFIX)
               for m in intent.members if m.scheduler_estimator]
     if intent.members and intent.config.dns is not None:
         grants.append(_grant(failover.region_configmap(intent.region, "192.0.2.1", [m.name for m in intent.members])))
     return sorted(grants)
 
 
-def _rbac(user: str, grants: Sequence[Grant]) -> list[dict[str, Any]]:
-    """One Role per namespace (a ClusterRole for cluster-scoped objects), each bound to `user` alone."""
+def role_name(region: str) -> str:
+    return f"karmada-hub:region:{region}"
+
+
+def _rbac(name: str, user: str, grants: Sequence[Grant]) -> list[dict[str, Any]]:
+    """One Role per namespace (a ClusterRole for cluster-scoped objects), each bound to `user` alone. Roles and
+    bindings are named after the region (`karmada-hub:region:<region>`), so a new key rebinds them in place."""
     by_ns: dict[str, list[Grant]] = {}
     for g in grants:
         by_ns.setdefault(g.namespace, []).append(g)
@@ -109,20 +117,22 @@ def _rbac(user: str, grants: Sequence[Grant]) -> list[dict[str, Any]]:
         rules: dict[tuple[str, str], list[str]] = {}
         for g in by_ns[ns]:
             rules.setdefault((g.group, g.resource), []).append(g.name)
-        meta: dict[str, Any] = {"name": user, "labels": labels, **({"namespace": ns} if ns else {})}
+        meta: dict[str, Any] = {"name": name, "labels": labels, **({"namespace": ns} if ns else {})}
         kind = "Role" if ns else "ClusterRole"
         out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
                     "rules": [{"apiGroups": [group], "resources": [resource], "resourceNames": sorted(names),
                                "verbs": list(VERBS)} for (group, resource), names in sorted(rules.items())]})
         out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": f"{kind}Binding", "metadata": dict(meta),
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": user},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
     return out
 
 
 def karmada_rbac(intent: RegionIntent) -> list[dict[str, Any]]:
-    return _rbac(region_user(intent.region), karmada_grants(intent))
+    user = region_user(intent)
+    return _rbac(role_name(intent.region), user, karmada_grants(intent)) if user else []
 
 
 def host_rbac(intent: RegionIntent) -> list[dict[str, Any]]:
-    return _rbac(region_user(intent.region), host_grants(intent))
+    user = region_user(intent)
+    return _rbac(role_name(intent.region), user, host_grants(intent)) if user else []

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import argparse
 
-METHODS = ("poweroff", "firewall", "lb-detach")
-"""How the drill kills a member (hubctl/drill/hcloud.py does each; docs/runbooks/failover-drill.md)."""
+METHODS = ("poweroff", "firewall", "lb-detach", "command")
+"""How the drill kills a member (hubctl/drill/hcloud.py does the Hetzner ones, hubctl/drill/command.py runs the
+operator's own commands; docs/runbooks/failover-drill.md)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("stack")
+    p.add_argument("stack", help="the stack whose fleet is drilled: dev, the hub (prod-hub) or a region stack "
+                   "(prod-fsn1); members of a hub's region stacks are found through its regionStacks")
     p.add_argument("--yes", action="store_true", help="really kill the member (the drill refuses without it)")
     p.add_argument("--member", help="the member to kill (default: the first member in the stack)")
     p.add_argument("--survivor", help="a member in another region that keeps serving (default: the first one)")
     p.add_argument("--method", choices=METHODS, default="poweroff", help="how to kill (default poweroff)")
+    p.add_argument("--kill-command", help="with --method command: a shell command that kills the member "
+                   "($DRILL_MEMBER, $DRILL_REGION set)")
+    p.add_argument("--restore-command", help="with --method command: the shell command that undoes the kill")
     p.add_argument("--kubeconfigs", default=".", help="directory with karmada.kubeconfig, hub.kubeconfig, "
                    "<member>.kubeconfig, capi-management.kubeconfig (default: the current directory)")
     p.add_argument("--out", help="output directory (default build/drill/<stack>/<UTC time>)")

@@ -7,17 +7,18 @@ Client certificates given inline (`client-certificate-data`) are written to a pr
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import ssl
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from components.kube.api_client import https_request
 
 PLURALS = {
     ("v1", "Namespace"): "namespaces", ("v1", "Service"): "services", ("v1", "ConfigMap"): "configmaps",
@@ -61,6 +62,9 @@ class Kube:
             raise DrillError(f"{path}: not a kubeconfig with a current context, its cluster and user") from None
         self.name = str(path)
         self.server = str(cluster["server"]).rstrip("/")
+        self.tls_server_name = cluster.get("tls-server-name")
+        """The name the server's certificate is checked for when it is not the URL's host (the program's karmada
+        kubeconfig dials a server's address and names the karmada-apiserver Service)."""
         self.timeout = timeout
         self._tmp = tempfile.TemporaryDirectory(prefix="hubctl-drill-")
         os.chmod(self._tmp.name, 0o700)
@@ -91,17 +95,24 @@ class Kube:
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+    def raw(self, method: str, path: str, body: Any = None, content_type: str = "application/json",
+            accept: str = "application/json") -> tuple[int, bytes]:
+        """(HTTP status, body) of one request; raises OSError when the server cannot be reached."""
+        headers = {"Accept": accept, "Content-Type": content_type}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.server + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, context=self.context, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as err:
-            raise KubeError(err.code, method, path, err.read().decode(errors="replace")) from None
+            return https_request(self.server, self.context, method, path, data, headers, self.timeout,
+                                 self.tls_server_name)
+        except http.client.HTTPException as err:
+            raise OSError(f"{method} {self.server}{path}: {err}") from err
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        status, payload = self.raw(method, path, body, content_type)
+        if status >= 400:
+            raise KubeError(status, method, path, payload.decode(errors="replace"))
+        return json.loads(payload or b"{}")
 
     def get(self, path: str) -> Any | None:
         """The object, or None when it does not exist."""

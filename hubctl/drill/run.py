@@ -35,6 +35,7 @@ from components.operations.budget import FailoverReport, failover_budget, fmt_se
 from components.traffic import docs as traffic_docs
 from components.traffic import failover_docs
 from hubctl.drill import dnsq, hcloud, service
+from hubctl.drill.command import Command
 from hubctl.drill.kube import DrillError, Kube, KubeError
 from hubctl.drill.timeline import Phase, Timeline
 
@@ -52,6 +53,36 @@ class Fleet:
     survivor: Any
     victim_ip: str
     survivor_ip: str
+
+
+def fleet_view(repo: Path, stack: str, config: FleetConfig, member: str | None = None) -> tuple[FleetConfig, str]:
+    """The fleet a drill of `stack` may kill and survive in, and how messages name it. An all-in-one stack is its
+    own fleet. A hub's members live in its region stacks' files (regionStacks), and a region stack's survivors in
+    its sibling regions': both resolve to the hub's fleet, every region's members, regions and tenants, with the
+    hub's DNS (it runs external-dns) and hub servers (the probers), and the failover values of the victim's region
+    stack (the budget the drill checks)."""
+    from components.operations.region_intents import region_intents
+    from hubctl.commands import load_config
+
+    if config.role == "all-in-one":
+        return config, f"stacks/Pulumi.{stack}.yaml"
+    hub_stack, hub = stack, config
+    if config.role == "region":
+        assert config.hub_stack is not None
+        hub_stack = config.hub_stack.plan_stack or config.hub_stack.stack.rsplit("/", 1)[-1]
+        _, hub = load_config(repo, hub_stack, run_preflight=False)
+    intents = region_intents(hub, hub_stack, repo / "stacks")
+    members = [m for i in intents for m in i.members]
+    victim_region = next((i for i in intents for m in i.members if m.name == member), None)
+    own = victim_region.config if victim_region is not None else (config if config.role == "region" else
+                                                                   intents[0].config if intents else hub)
+    view = own.model_copy(update={
+        "members": members, "regions": {i.region: i.config.regions[i.region] for i in intents},
+        "tenants": [t for i in intents for t in i.tenants], "dns": hub.dns, "hub": hub.hub,
+        "karmada": hub.karmada})
+    where = (f"the fleet of stacks/Pulumi.{hub_stack}.yaml (its regionStacks: "
+             f"{', '.join(i.stack for i in intents) or 'none'})")
+    return view, where
 
 
 def _pick(config: FleetConfig, member: str | None, survivor: str | None, stack_file: str) -> tuple[Any, Any]:
@@ -96,8 +127,9 @@ def phases(report: FailoverReport, method: str) -> list[Phase]:
 
     traffic = report.traffic
     assert traffic is not None
-    dnsep = traffic.term("probe detection").seconds + traffic.term("decision + write").seconds
-    sync = traffic.term("external-dns event sync").seconds + traffic.term("provider propagation").seconds
+    dnsep = traffic.record_seconds
+    # the DNSEndpoint comes back this long before (mode hetzner) or after (self-hosted) the authoritative answer
+    record_back = traffic.restore_seconds - traffic.authoritative + traffic.record_seconds
     return [
         Phase("client_fail", "clients fail on the dead region", "kill", "the kill itself"),
         Phase("ready", "Cluster Ready -> False/Unknown", "kill", "capacity: detection", upto("detection"),
@@ -110,8 +142,8 @@ def phases(report: FailoverReport, method: str) -> list[Phase]:
               "queue", upto("detection", "taint", "toleration", "eviction queue"), expected=karmada),
         Phase("survivors", "replicas ready on the survivor", "kill", "capacity RTO (Duplicated: already running)",
               cap.total, expected=karmada),
-        Phase("dnsendpoint", "DNSEndpoint without the dead region", "kill", "traffic: probe detection + decision "
-              "+ write", dnsep),
+        Phase("dnsendpoint", "DNSEndpoint without the dead region", "kill", "traffic: detection, decision and the "
+              "writes before the DNSEndpoint's", dnsep),
         Phase("authoritative", "authoritative answer without the dead region", "kill",
               "traffic: authoritative", traffic.authoritative),
         Phase("recursive", "recursive answer without the dead region (after TTL)", "kill",
@@ -124,8 +156,8 @@ def phases(report: FailoverReport, method: str) -> list[Phase]:
         Phase("ready_back", "Cluster Ready -> True", "restore", "(Karmada success threshold)", expected=karmada),
         Phase("taints_back", "taints removed", "restore", "", expected=karmada),
         Phase("binding_back", "binding back on the member", "restore", "", expected=karmada),
-        Phase("dnsendpoint_back", "DNSEndpoint with the region again", "restore", "traffic restore - external-dns "
-              "- propagation", traffic.restore_seconds - sync),
+        Phase("dnsendpoint_back", "DNSEndpoint with the region again", "restore", "traffic restore, to the "
+              "DNSEndpoint's write", record_back),
         Phase("authoritative_back", "authoritative answer with the region again", "restore", "traffic restore",
               traffic.restore_seconds),
     ]
@@ -228,7 +260,8 @@ class Drill:
             mark("dnsendpoint", dnsep is not None and bool(dnsep) and victim_ip not in dnsep, ",".join(dnsep or []))
             mark("authoritative", bool(auth) and victim_ip not in auth, ",".join(auth or []))
             mark("recursive", bool(rec) and victim_ip not in rec, ",".join(rec or []))
-            if not s["first_client"]:
+            if not s["first_client"] and tl.phase("client_fail").at is not None:
+                # a failure counts once the dead region is seen failing: a blip before that is not the kill's
                 self.first_client_failed = True
             mark("retrying_client", tl.phase("client_fail").at is not None and s["retrying_client"])
             mark("first_client", self.first_client_failed and s["first_client"])
@@ -295,14 +328,19 @@ class Drill:
         from hubctl.commands import load_config
 
         a = self.args
-        stack_file = f"stacks/Pulumi.{a.stack}.yaml"
         _, config = load_config(self.repo, a.stack)
-        victim, survivor = _pick(config, a.member, a.survivor, stack_file)
+        config, where = fleet_view(self.repo, a.stack, config, a.member)
+        victim, survivor = _pick(config, a.member, a.survivor, where)
         region = config.regions[victim.region]
         if a.method == "firewall" and region.network_id is not None:
             raise DrillError(f"--method firewall cannot kill {victim.name}: regions.{victim.region}.networkId is set, "
                              "so its LB and API reach the servers over the private network, which Hetzner Cloud "
                              "Firewalls do not filter; use --method poweroff (or lb-detach for ingress only)")
+        if a.method == "command" and not (a.kill_command and a.restore_command):
+            raise DrillError("--method command needs both --kill-command and --restore-command (the drill restores "
+                             "the member with the second, also when it stops early)")
+        if a.method != "command" and (a.kill_command or a.restore_command):
+            raise DrillError(f"--kill-command and --restore-command are for --method command, not {a.method}")
         if not a.yes:
             raise DrillError(f"hubctl drill kills member {victim.name} of {a.stack} for real ({a.method}: "
                              f"{METHOD_KILLS[a.method]}); add --yes to go ahead")
@@ -329,8 +367,10 @@ class Drill:
 
     def kill_method(self, config: FleetConfig, victim: Any, region: Any) -> hcloud.KillMethod:
         a = self.args
-        hc = hcloud.Hcloud(a.hcloud_endpoint)
         log = lambda text: self.say("kill" if not getattr(self, "restoring", False) else "restore", text)  # noqa: E731
+        if a.method == "command":
+            return Command(a.kill_command, a.restore_command, victim.name, victim.region, log)
+        hc = hcloud.Hcloud(a.hcloud_endpoint)
         if isinstance(victim.credentials, CapiCredentials):
             selector = f"{traffic_docs.CAPH_CLUSTER_LABEL_PREFIX}{victim.credentials.cluster}={traffic_docs.CAPH_OWNED}"
         else:
@@ -348,10 +388,26 @@ class Drill:
 
     def deploy(self) -> None:
         f = self.fleet
+        self.wait_namespace_gone()
         for obj in service.documents(f.config.dns.domain, f.victim.name, f.survivor.name):  # type: ignore[union-attr]
             self.karmada.apply(obj)
         self.say("setup", f"probe service {service.NAMESPACE}/{service.NAME} ({self.host}) on {f.victim.name} and "
                  f"{f.survivor.name}")
+
+    def wait_namespace_gone(self) -> None:
+        """A previous drill's probe namespace still terminating refuses new objects ("is being terminated"): wait
+        for it to go, within the settle timeout."""
+        path = f"/api/v1/namespaces/{service.NAMESPACE}"
+        deadline = time.monotonic() + self.args.settle_timeout
+        while True:
+            ns = self.karmada.get(path)
+            if ns is None or (ns.get("status") or {}).get("phase") != "Terminating":
+                return
+            if time.monotonic() > deadline:
+                raise DrillError(f"namespace {service.NAMESPACE} in the karmada-apiserver is still terminating after "
+                                 f"{fmt_seconds(self.args.settle_timeout)} s (a previous drill's): wait, or look at "
+                                 "what holds it (kubectl get ns -o yaml)")
+            time.sleep(self.args.poll)
 
     def steady(self) -> None:
         f, deadline = self.fleet, time.monotonic() + self.args.settle_timeout
@@ -416,7 +472,7 @@ class Drill:
             signal.signal(signal.SIGTERM, previous)
             worker = getattr(self, "worker", None)
             if worker is not None and worker.is_alive():  # a kill or restore in flight finishes first
-                self.say("restore", "waiting for the Hetzner action in flight")
+                self.say("restore", "waiting for the kill or restore in flight")
                 worker.join(timeout=180)
             if killed:
                 self.restoring = True
@@ -439,7 +495,7 @@ class Drill:
 
 TAINT_KEYS = ("cluster.karmada.io/not-ready", "cluster.karmada.io/unreachable", "fleet.karmada-hub.io/not-ready")
 METHOD_KILLS = {"poweroff": hcloud.PowerOff.kills, "firewall": hcloud.Firewall.kills,
-                "lb-detach": hcloud.LbDetach.kills}
+                "lb-detach": hcloud.LbDetach.kills, "command": Command.kills}
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

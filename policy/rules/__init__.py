@@ -70,6 +70,7 @@ from .resources import (
     images_pinned,
     no_plaintext_secrets,
     parse_ttl,
+    region_identity_subject,
 )
 from .stacks import (
     StackFinding,
@@ -119,6 +120,7 @@ __all__ = [
     "parse_ttl",
     "plain",
     "redact_wire_secrets",
+    "region_identity_subject",
     "selector_matches",
     "stateful_failover",
 ]

@@ -28,6 +28,12 @@ CONTROL_PLANE = (
     "karmada-webhook",
     "karmada-descheduler",
 )
+HA_ADDONS = (
+    "karmada-search",
+    "karmada-dashboard-api",
+    "karmada-dashboard-web",
+)
+"""The opt-in addons (karmada.addons) run in the same HA shape: the replica and PDB rules hold them to it too."""
 """Deployments whose loss stops the fleet: each must survive one node loss and one voluntary eviction."""
 
 ADMIN_PORTS = (22, 2379, 6443)
@@ -215,4 +221,4 @@ def _control_plane_component(kind: str | None, props: Props) -> str | None:
     if kind != "Deployment":
         return None
     name = _object_name(props)
-    return name if name in CONTROL_PLANE else None
+    return name if name in CONTROL_PLANE or name in HA_ADDONS else None

@@ -14,6 +14,7 @@ from .resources import (
     firewall_admin_ports,
     images_pinned,
     no_plaintext_secrets,
+    region_identity_subject,
 )
 from .stacks import (
     StackFinding,
@@ -50,6 +51,9 @@ RESOURCE_RULES: tuple[ResourceRule, ...] = (
     ResourceRule("images-pinned", "No container image uses the tag latest or no tag.", images_pinned),
     ResourceRule("no-plaintext-secrets", "Private keys, tokens and Secret data are secret inputs, never plain.",
                  no_plaintext_secrets),
+    ResourceRule("region-identity-subject", "A region certificate is signed only for a CSR asking for exactly "
+                 "CN=karmada-hub:region:<region>, with the subject karmada-hub:region:<region>:<key id>; region "
+                 "RBAC binds that one user.", region_identity_subject),
     ResourceRule("stateful-failover-needs-state", "A stateful tenant never fails over automatically without a state "
                  "story (statePreservation, purge mode Directly, a restore source).", stateful_failover),
 )

@@ -167,8 +167,15 @@ def _ttl_problem(where: str, raw: Any) -> str | None:
 _DNS_TYPE = re.compile(r"(?i)(dns|record|rrset|zone)")
 
 
+DELEGATION_LABEL = "karmada-hub.io/dns-role"
+"""Records of a delegation (dns.mode self-hosted: NS set and the nameservers' addresses in the parent zone) carry
+`delegation` here; they never change on failover and a long TTL keeps the zone reachable through a Hetzner DNS
+outage, so the rule does not hold them to the failover bound."""
+
+
 def dns_short_ttl(resource_type: str, props: Props) -> list[str]:
-    """Failover is only as fast as the DNS TTL, so every TTL the stack sets stays <= 60 s."""
+    """Failover is only as fast as the DNS TTL, so every TTL the stack sets stays <= 60 s (a delegation's NS
+    set and its nameservers' address records excepted: they are not failover records)."""
     found: list[str | None] = []
     kind = k8s_kind(resource_type)
     if kind is not None:
@@ -182,6 +189,9 @@ def dns_short_ttl(resource_type: str, props: Props) -> list[str]:
             if ttl is not None:
                 found.append(_ttl_problem(f"container {container.get('name')} --min-ttl", ttl))
     elif _DNS_TYPE.search(resource_type.split(":")[-1]) and "ttl" in props:
+        labels = props.get("labels") if isinstance(props.get("labels"), Mapping) else {}
+        if labels.get(DELEGATION_LABEL) == "delegation" and props.get("type") in ("NS", "A", "AAAA"):
+            return []
         found.append(_ttl_problem("ttl", props["ttl"]))
     return [p for p in found if p]
 
@@ -257,3 +267,57 @@ def no_plaintext_secrets(resource_type: str, props: Props) -> list[str]:
                 out.append(f"{field}: Secret keys {', '.join(plain)} are plain inputs; wrap them in "
                            "pulumi.Output.secret")
     return out
+
+
+REGION_USER = re.compile(r"^karmada-hub:region:([a-z0-9]([-a-z0-9]*[a-z0-9])?):([0-9a-f]{12})$")
+"""The only user names a region identity may carry: region, then the key id the hub derived."""
+
+
+def region_identity_subject(resource_type: str, props: Props) -> list[str]:
+    """The second line behind the hub's CSR check (components/kube/region_csr.py), written apart from it: a region
+    certificate the hub signs (`RegionCertificate`) is for a CSR whose subject is exactly
+    `CN=karmada-hub:region:<region>` with nothing else requested and a valid self-signature, and the subject it
+    signs (`user`) is exactly `karmada-hub:region:<region>:<first 12 hex of SHA-256 of the key>`: no group, no
+    other region, no other key. A RoleBinding named for a region binds that one user and nothing else."""
+    kind = k8s_kind(resource_type)
+    if kind in ("RoleBinding", "ClusterRoleBinding"):
+        name = _object_name(props) or ""
+        if not name.startswith("karmada-hub:region:"):
+            return []
+        region = name.removeprefix("karmada-hub:region:")
+        subjects = _list(props.get("subjects"))
+        users = [s.get("name") for s in subjects if isinstance(s, Mapping)]
+        good = [u for u in users if isinstance(u, str) and (m := REGION_USER.match(u)) and m.group(1) == region]
+        if len(subjects) != 1 or len(good) != 1 or subjects[0].get("kind") != "User":
+            return [f"binds {users} instead of one User karmada-hub:region:{region}:<key id>"]
+        return []
+    if resource_type != "pulumi-python:dynamic:Resource" or props.get("kind") != "RegionCertificate":
+        return []
+    region, user, csr_pem = props.get("region"), props.get("user"), props.get("csrPem")
+    if any(is_opaque(v) for v in (region, user, csr_pem)):
+        return []
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.x509.oid import NameOID
+
+    try:
+        csr = x509.load_pem_x509_csr(str(csr_pem).encode())
+        valid = csr.is_signature_valid
+        key = csr.public_key()
+    except Exception:  # anything unreadable is the finding
+        return ["its csrPem is not a readable CSR"]
+    problems = []
+    attrs = [a for rdn in csr.subject.rdns for a in rdn]
+    if len(attrs) != 1 or attrs[0].oid != NameOID.COMMON_NAME or attrs[0].value != f"karmada-hub:region:{region}":
+        problems.append(f"the CSR asks for {csr.subject.rfc4514_string()}, not exactly CN=karmada-hub:region:{region}")
+    if len(list(csr.extensions)) or len(list(csr.attributes)):
+        problems.append("the CSR requests extensions or attributes")
+    if not valid:
+        problems.append("the CSR's self-signature does not verify")
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    import hashlib
+
+    want = f"karmada-hub:region:{region}:{hashlib.sha256(der).hexdigest()[:12]}"
+    if user != want:
+        problems.append(f"it would sign the subject CN={user}, not CN={want}")
+    return problems

@@ -121,6 +121,8 @@ def check_probes(fleet: Fleet) -> list[str]:
             if not probe:
                 continue
             action = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc")
+            if action is None:  # an exec probe runs a command in the container; it dials no listener of ours
+                continue
             port = _probe_port(c, action.get("port"))
             here = [(lis, scheme) for lis, p, scheme in listening if p == port]
             if not here:
@@ -354,6 +356,10 @@ def _instances(pattern: str, c: Container | None, fleet: Fleet) -> list[str]:
         return [substitute(pattern, {"each-cluster": n}) for n, _ in fleet.clusters()]
     if "<pull-cluster>" in pattern:
         return [substitute(pattern, {"pull-cluster": n}) for n, mode in fleet.clusters() if mode == "Pull"]
+    if "<pull-token-id>" in pattern:  # a Pull member's bootstrap token id (member_docs.token_id)
+        from components.fleet.member_docs import token_id
+
+        return [substitute(pattern, {"pull-token-id": token_id(n)}) for n, mode in fleet.clusters() if mode == "Pull"]
     if c is None:
         return [pattern]
     return [substitute(pattern, {"cluster": c.flags.get("cluster-name", "<cluster>")})]
@@ -585,14 +591,19 @@ def check_k3s(fleet: Fleet) -> list[str]:
                 out.append(f"{where}: {path} key {key!r} is not a k3s server flag")
         if config.get("token-file") not in files:
             out.append(f"{where}: token-file {config.get('token-file')} is not written by its user-data")
-        # the first server of a new cluster decides at boot (cloud_init.join_mode_script), before k3s starts
+        # k3s starts only after the private address is there (cloud_init.private_net_script), and the first server
+        # of a new cluster decides how it starts (cloud_init.join_mode_script) right after: both are ExecStartPre
+        # steps of the k3s unit (a failed one fails the start; a failed runcmd line does not stop the next)
         decides = cloud_init.JOIN_MODE_PATH in files
-        runcmd = doc.get("runcmd") or []
-        join_at = runcmd.index([cloud_init.JOIN_MODE_PATH]) if [cloud_init.JOIN_MODE_PATH] in runcmd else None
-        install_at = runcmd.index([cloud_init.INSTALL_SCRIPT_PATH]) if [cloud_init.INSTALL_SCRIPT_PATH] in runcmd \
-            else None
-        if decides and (join_at is None or install_at is None or join_at > install_at):
-            out.append(f"{where}: writes {cloud_init.JOIN_MODE_PATH} but does not run it before installing k3s")
+        unit = files.get(cloud_init.UNIT_PATH, {}).get("content", "")
+        pre = [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStartPre=")]
+        if cloud_init.PRIVATE_NET_PATH not in pre or cloud_init.PRIVATE_NET_PATH not in files:
+            out.append(f"{where}: k3s may start before its private address is on an interface")
+        join_unit = files.get(cloud_init.JOIN_UNIT_DROPIN, {}).get("content", "")
+        if decides and f"ExecStartPre={cloud_init.JOIN_MODE_PATH}" not in join_unit.splitlines():
+            out.append(f"{where}: writes {cloud_init.JOIN_MODE_PATH} but k3s does not run it before it starts")
+        if [cloud_init.JOIN_MODE_PATH] in (doc.get("runcmd") or []):
+            out.append(f"{where}: runs {cloud_init.JOIN_MODE_PATH} from runcmd, where a refusal does not stop k3s")
         if decides and ("server" in config or "cluster-init" in config):
             out.append(f"{where}: decides its join mode at boot, but config.yaml already sets it")
         if config.get("cluster-init") or decides:

@@ -1,5 +1,6 @@
-"""The fleets the contract checks run on: dev (all-in-one), and prod-hub with every region stack planned
-against prod-hub's outputs (the offline stand-in for their StackReference, as tests/test_stack_plans.py does)."""
+"""The fleets the contract checks run on: dev (all-in-one, dns.mode self-hosted), dev in dns.mode hetzner (the
+external-dns path, which no example stack runs any more), and prod-hub with every region stack planned against
+prod-hub's outputs (the offline stand-in for their StackReference, as tests/test_stack_plans.py does)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ def prod_fleet(rendered_prod_hub: Any) -> Fleet:
     return Fleet.from_plans("prod", plans)
 
 
-@pytest.fixture(scope="session", params=["dev", "prod"])
+@pytest.fixture(scope="session")
+def hetzner_fleet(rendered_dev_hetzner: Any) -> Fleet:
+    return Fleet.from_plans("dev-hetzner", {"dev": rendered_dev_hetzner})
+
+
+@pytest.fixture(scope="session", params=["dev", "prod", "hetzner"])
 def fleet(request: pytest.FixtureRequest) -> Fleet:
     return request.getfixturevalue(f"{request.param}_fleet")

@@ -191,8 +191,26 @@ class Fleet:
             ipaddress.ip_address(host)
             return [host]
         except ValueError:
-            return [str(r["value"]) for rr in self.hcloud_of("hcloud:index/zoneRrset:ZoneRrset")
-                    if rr.get("type") == "A" and f"{rr['name']}.{rr['zone']}" == host for r in rr.get("records") or []]
+            at_hetzner = [str(r["value"]) for rr in self.hcloud_of("hcloud:index/zoneRrset:ZoneRrset")
+                          if rr.get("type") == "A" and f"{rr['name']}.{rr['zone']}" == host
+                          for r in rr.get("records") or []]
+            return at_hetzner + self.self_hosted_addresses(host)
+
+    def self_hosted_addresses(self, host: str) -> list[str]:
+        """dns.mode self-hosted: the static A records of the fleet's own zone (the hub's nameservers serve them from
+        the `knot` ConfigMap's zone.json, nameserver_docs.zone_config)."""
+        import json
+
+        from components.traffic import nameserver_docs
+
+        out: list[str] = []
+        for o in self.where("host", "ConfigMap"):
+            if o.name != nameserver_docs.CONFIGMAP or o.body["metadata"].get("namespace") != nameserver_docs.NAMESPACE:
+                continue
+            zone = json.loads(o.body["data"]["zone.json"])
+            out += [str(v) for s in zone.get("static") or [] if s["type"] == "A" and s["name"].rstrip(".") == host
+                    for v in s["values"]]
+        return out
 
     def node_port_service(self, host: str, port: int) -> tuple[Mapping[str, Any], int] | None:
         """The host Service whose NodePort `port` is what `host` reaches: every address of `host` is a hub server's

@@ -27,8 +27,8 @@ def test_the_rendered_fleet_honours_the_contract(fleet: Fleet, name: str) -> Non
     assert not violations, "\n".join(violations)
 
 
-def test_every_contract_matches_a_rendered_container(dev_fleet: Fleet) -> None:
-    keys = {c.contract.key for c in dev_fleet.containers() if c.contract}
+def test_every_contract_matches_a_rendered_container(dev_fleet: Fleet, hetzner_fleet: Fleet) -> None:
+    keys = {c.contract.key for f in (dev_fleet, hetzner_fleet) for c in f.containers() if c.contract}
     expected = {c.key for c in all_contracts() if c.match != type(c.match)()}
     assert keys == expected
 
@@ -140,17 +140,27 @@ def _lose_the_hub_dns_record(f: Fleet) -> None:
     f.hcloud = [h for h in f.hcloud if h[1] != "hcloud:index/zoneRrset:ZoneRrset"]
 
 
+def _lose_the_zones_api_record(f: Fleet) -> None:
+    import json
+
+    from components.traffic import nameserver_docs
+
+    cm = f.one("host", "ConfigMap", nameserver_docs.CONFIGMAP, nameserver_docs.NAMESPACE).body
+    zone = json.loads(cm["data"]["zone.json"])
+    cm["data"]["zone.json"] = json.dumps({**zone, "static": []})
+
+
 def _sidecar_on_another_port(f: Fleet) -> None:
     c = _container(f, "host", "Deployment", "external-dns", "hetzner-webhook")
     next(e for e in c["env"] if e["name"] == "WEBHOOK_ADDRESS")["value"] = "localhost:9999"
 
 
-def _pulumi_owns_the_pull_cluster(f: Fleet) -> None:
+def _pulumi_owns_the_agent_heartbeat(f: Fleet) -> None:
     from tests.contract.fleet import Obj
 
-    f.objects.append(Obj("dev", "karmada", {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                                            "metadata": {"name": "dev-hel1-a"},
-                                            "spec": {"syncMode": "Pull", "apiEndpoint": "https://x:6443"}}))
+    f.objects.append(Obj("dev", "karmada", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                            "metadata": {"name": "dev-hel1-a", "namespace": "karmada-cluster"},
+                                            "spec": {}}))
 
 
 def _pulumi_owns_a_push_execution_namespace(f: Fleet) -> None:
@@ -188,10 +198,10 @@ def _leader_lease_of_another_name(f: Fleet) -> None:
     role["rules"][0]["resourceNames"] = ["karmada-agent"]
 
 
-def _agent_role_without_update(f: Fleet) -> None:
+def _agent_role_without_get(f: Fleet) -> None:
     role = f.one("karmada", "ClusterRole", "system:karmada:dev-hel1-a:agent").body
     named = next(r for r in role["rules"] if r.get("resourceNames") and r["resources"] == ["clusters"])
-    named["verbs"] = ["get", "delete"]
+    named["verbs"] = ["delete"]
 
 
 def _external_dns_role_without_watch(f: Fleet) -> None:
@@ -236,6 +246,40 @@ def _first_server_also_initialises_unconditionally(f: Fleet) -> None:
             return
 
 
+def _edit_first_server(f: Fleet, edit: Any) -> None:
+    import yaml
+
+    from components.hetzner import cloud_init
+
+    for _, typ, inputs in f.hcloud:
+        if typ == "hcloud:index/server:Server" and cloud_init.JOIN_MODE_PATH in inputs["userData"]:
+            header, _, body = inputs["userData"].partition("\n")
+            doc = yaml.safe_load(body)
+            edit(doc, {x["path"]: x for x in doc["write_files"]})
+            inputs["userData"] = header + "\n" + yaml.safe_dump(doc)
+            return
+
+
+def _k3s_starts_without_waiting_for_the_private_address(f: Fleet) -> None:
+    from components.hetzner import cloud_init
+
+    def edit(_doc: dict, files: dict) -> None:
+        unit = files[cloud_init.UNIT_PATH]
+        unit["content"] = unit["content"].replace(f"ExecStartPre={cloud_init.PRIVATE_NET_PATH}\n", "")
+
+    _edit_first_server(f, edit)
+
+
+def _join_decision_back_in_runcmd(f: Fleet) -> None:
+    from components.hetzner import cloud_init
+
+    def edit(doc: dict, _files: dict) -> None:
+        doc["write_files"] = [x for x in doc["write_files"] if x["path"] != cloud_init.JOIN_UNIT_DROPIN]
+        doc["runcmd"].insert(-1, [cloud_init.JOIN_MODE_PATH])
+
+    _edit_first_server(f, edit)
+
+
 def _prepare_writes_another_file(f: Fleet) -> None:
     args = _container(f, "host", "StatefulSet", "etcd", "prepare")["args"]
     args[0] = "--config-file=/run/etcd/elsewhere.yaml"
@@ -260,11 +304,12 @@ def _container_nobody_described(f: Fleet) -> None:
     c["command"] = ["/bin/karmada-something-new"]
 
 
-MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
+MUTATIONS: list[tuple[Any, ...]] = [
+    # (check, what, mutation, expected violation[, fleet: dev (default) or hetzner])
     ("env", "D1 agent without POD_IP", _drop_agent_env,
      "karmada-agent container karmada-agent: $(POD_IP) in its args, but the container defines no env POD_IP"),
     ("env", "required env from a missing key", _hetzner_token_from_a_missing_key,
-     "env HETZNER_TOKEN from Secret external-dns-hetzner key api-token, which the plan does not create"),
+     "env HETZNER_TOKEN from Secret external-dns-hetzner key api-token, which the plan does not create", "hetzner"),
     ("env", "upload without its S3 env", _upload_without_credentials,
      "the binary requires env S3_ACCESS_KEY_ID"),
     ("probes", "D3 webhook /healthz on the health port", _webhook_probe_on_the_dead_listener,
@@ -302,13 +347,15 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
      ".svc.cluster.local:10352"),
     ("dials", "webhook Service to a port nobody serves", _webhook_service_on_the_wrong_port,
      "Service karmada-system/karmada-webhook:443 -> 8000, where no container of its pods listens"),
-    ("dials", "agent's hub name without a record", _lose_the_hub_dns_record,
+    ("dials", "agent's hub name without a record (dns.mode hetzner)", _lose_the_hub_dns_record,
+     "karmada-agent container karmada-agent: dials api.hub.dev.example.com:32443", "hetzner"),
+    ("dials", "agent's hub name without a record (dns.mode self-hosted)", _lose_the_zones_api_record,
      "karmada-agent container karmada-agent: dials api.hub.dev.example.com:32443"),
     ("dials", "karmada's NodePort closed in the Cloud Firewall", _karmada_node_port_closed,
      "karmada-agent-join container join: dials api.hub.dev.example.com:32443 (the bootstrap Secret's `server`"),
-    ("dials", "sidecar moved", _sidecar_on_another_port, "nothing in its pod listens on localhost:8888"),
-    ("ownership", "D2 Pulumi owns the Pull Cluster", _pulumi_owns_the_pull_cluster,
-     "karmada Cluster /dev-hel1-a is a Pulumi resource, but karmada-agent creates it itself"),
+    ("dials", "sidecar moved", _sidecar_on_another_port, "nothing in its pod listens on localhost:8888", "hetzner"),
+    ("ownership", "Pulumi owns the Pull agent's heartbeat", _pulumi_owns_the_agent_heartbeat,
+     "karmada Lease karmada-cluster/dev-hel1-a is a Pulumi resource, but karmada-agent creates it itself"),
     ("ownership", "D7 a Push execution namespace owned", _pulumi_owns_a_push_execution_namespace,
      "karmada Namespace /karmada-es-dev-fsn1-a is a Pulumi resource, but karmada-controller-manager creates it"),
     ("ownership", "Pulumi owns the agent's kubeconfig", _pulumi_owns_the_agent_kubeconfig,
@@ -320,16 +367,20 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
     ("rbac", "leader lease Role for another name", _leader_lease_of_another_name,
      "system:karmada:agent:dev-hel1-a may not get coordination.k8s.io/leases karmada-agent-dev-hel1-a in "
      "karmada-system"),
-    ("rbac", "D2 agent without update on its Cluster", _agent_role_without_update,
-     "system:karmada:agent:dev-hel1-a may not update cluster.karmada.io/clusters dev-hel1-a"),
+    ("rbac", "D2 agent without get on its Cluster", _agent_role_without_get,
+     "system:karmada:agent:dev-hel1-a may not get cluster.karmada.io/clusters dev-hel1-a"),
     ("rbac", "external-dns without watch", _external_dns_role_without_watch,
      "system:serviceaccount:external-dns:external-dns may not watch externaldns.k8s.io/dnsendpoints in "
-     "external-dns"),
+     "external-dns", "hetzner"),
     ("rbac", "agent-work bound to another identity", _agent_work_role_binding_elsewhere,
      "system:karmada:agent:dev-hel1-a may not get work.karmada.io/works in karmada-es-dev-hel1-a"),
     ("k3s", "unknown k3s config key", _k3s_unknown_key, "config key 'kube-apiserver-args' is not a k3s server flag"),
     ("k3s", "first server initialises whatever it finds", _first_server_also_initialises_unconditionally,
      "decides its join mode at boot, but config.yaml already sets it"),
+    ("k3s", "k3s starts before its private address", _k3s_starts_without_waiting_for_the_private_address,
+     "k3s may start before its private address is on an interface"),
+    ("k3s", "the join decision as a runcmd line", _join_decision_back_in_runcmd,
+     "but k3s does not run it before it starts"),
     ("files", "etcd's config file written elsewhere", _prepare_writes_another_file,
      "container etcd: --config-file reads /run/etcd/etcd.conf.yaml from an emptyDir nothing in the pod writes"),
     ("rbac", "system-upgrade-controller cannot uncordon", _upgrade_controller_cannot_uncordon,
@@ -339,12 +390,15 @@ MUTATIONS: list[tuple[str, str, Callable[[Fleet], None], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("check", "mutation", "expected"),
-                         [pytest.param(c, m, e, id=f"{c}: {i}") for c, i, m, e in MUTATIONS])
-def test_each_check_fails_on_a_mutated_plan(dev_fleet: Fleet, check: str, mutation: Callable[[Fleet], None],
-                                            expected: str) -> None:
-    assert not CHECKS[check](dev_fleet)
-    violations = CHECKS[check](dev_fleet.mutated(mutation))
+@pytest.mark.parametrize(("check", "mutation", "expected", "fleet_name"),
+                         [pytest.param(c, m, e, (rest or ["dev"])[0], id=f"{c}: {i}")
+                          for c, i, m, e, *rest in MUTATIONS])
+def test_each_check_fails_on_a_mutated_plan(request: pytest.FixtureRequest, check: str,
+                                            mutation: Callable[[Fleet], None], expected: str,
+                                            fleet_name: str) -> None:
+    fleet = request.getfixturevalue(f"{fleet_name}_fleet")
+    assert not CHECKS[check](fleet)
+    violations = CHECKS[check](fleet.mutated(mutation))
     assert any(expected in v for v in violations), "\n".join(violations) or "no violation"
 
 

@@ -13,6 +13,7 @@ fails here; tests/test_network_policies.py then holds the rendered NetworkPolici
 
 from __future__ import annotations
 
+from components.fleet import csr_approver_docs
 from components.kube import flows
 from components.kube.contract import Listener, hostport
 from components.trust import network_policy
@@ -30,11 +31,20 @@ def _key(c: Container) -> str:
 
 
 def _policed(fleet: Fleet) -> tuple[list[flows.Workload], list[str]]:
-    config = load_stack(STACK[fleet.name])
+    if fleet.name == "dev-hetzner":
+        from tests.conftest import to_hetzner_mode
+        from tests.support.tools import stack_values
+
+        raw, _ = stack_values("dev")
+        to_hetzner_mode(raw["dns"])
+        config = load_stack("dev", dns=raw["dns"])
+    else:
+        config = load_stack(STACK[fleet.name])
     prefix = "karmada-scheduler-estimator-"
     estimators = sorted(o.name.removeprefix(prefix) for o in fleet.where("host", "Deployment")
                         if o.name.startswith(prefix))
-    return network_policy.host_workloads(config, estimators), network_policy.namespaces(config)
+    approver = any(o.name == csr_approver_docs.NAME for o in fleet.where("host", "Deployment"))
+    return network_policy.host_workloads(config, estimators, approver), network_policy.namespaces(config)
 
 
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")

@@ -120,13 +120,24 @@ def test_embedded_k3s_config_parses(rendered_dev) -> None:
         assert isinstance(config["tls-san"], list) and config["tls-san"]
         # joiners name the server to join; the first server's boot-time check writes one of the two into a
         # drop-in (test_k3s_join_mode.py), so config.yaml carries neither
-        first = cloud_init.JOIN_MODE_PATH in write_files(document)
+        files = write_files(document)
+        first = cloud_init.JOIN_MODE_PATH in files
         assert "cluster-init" not in config and (("server" in config) != first), name
         runcmd = yaml.safe_load(document)["runcmd"]
-        assert runcmd[-1] == [cloud_init.INSTALL_SCRIPT_PATH]
-        assert ([cloud_init.JOIN_MODE_PATH] in runcmd) == first
-        if first:  # after the metadata guard, right before k3s is installed
-            assert runcmd[-2] == [cloud_init.JOIN_MODE_PATH], runcmd
+        assert runcmd == [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", cloud_init.GUARD_UNIT],
+                          [cloud_init.INSTALL_SCRIPT_PATH]], "what must hold before k3s runs is a unit step"
+        # every k3s start waits for the private address first; on the first server the join decision follows
+        # (a unit drop-in's ExecStartPre runs after the unit's own)
+        unit = file_content(document, cloud_init.UNIT_PATH)
+        pre = [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStartPre=")]
+        assert pre[-1] == cloud_init.PRIVATE_NET_PATH, pre
+        assert files[cloud_init.PRIVATE_NET_PATH]["permissions"] == "0700"
+        assert (cloud_init.JOIN_UNIT_DROPIN in files) == first, name
+        if first:
+            dropin = file_content(document, cloud_init.JOIN_UNIT_DROPIN)
+            assert [line for line in dropin.splitlines() if "=" in line] == [
+                f"ExecStartPre={cloud_init.JOIN_MODE_PATH}"]
+            assert cloud_init.JOIN_UNIT_DROPIN.startswith(cloud_init.UNIT_PATH + ".d/")
 
 
 def test_secret_files_are_private_and_redacted_in_plan(rendered_dev, plan_dir: Path) -> None:

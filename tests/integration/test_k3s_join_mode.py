@@ -4,7 +4,8 @@ with `curl`, `sha256sum` and `awk`, against a local HTTPS server that plays anot
 The script and the CA come from the dev plan's own user-data for cp-0 (its `expected` hash is rendered from
 the join token, the CA file is the one k3s would serve). Substituted through the script's environment, and
 recorded here: the peers (`127.0.0.1` instead of the private IPs), the port, the drop-in and datastore paths
-(temp files), the probe rounds and pause (short).
+(temp files), the probe rounds and pause (short), and the node address (`127.0.0.1`, which `lo` holds, instead of
+10.0.1.11).
 """
 
 from __future__ import annotations
@@ -86,9 +87,9 @@ def rendered(rendered_dev: Any) -> tuple[str, str]:
 
 
 def _run(script: str, tmp: Path, port: int, peers: str = "127.0.0.1", rounds: int = 2,
-         wal: bool = False) -> tuple[subprocess.CompletedProcess[str], Path]:
+         wal: bool = False, node_ip: str = "127.0.0.1") -> tuple[subprocess.CompletedProcess[str], Path]:
     sh = require_tool("sh")
-    for tool in ("curl", "sha256sum", "awk"):
+    for tool in ("curl", "sha256sum", "awk", "ip"):
         require_tool(tool)
     path = tmp / "k3s-join-mode"
     path.write_text(script)
@@ -98,7 +99,7 @@ def _run(script: str, tmp: Path, port: int, peers: str = "127.0.0.1", rounds: in
         datastore.mkdir(parents=True)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "K3S_JOIN_PEERS": peers, "K3S_JOIN_PORT": str(port),
            "K3S_JOIN_DROPIN": str(dropin), "K3S_DATASTORE_WAL": str(datastore), "K3S_JOIN_ROUNDS": str(rounds),
-           "K3S_JOIN_PAUSE": "0"}
+           "K3S_JOIN_PAUSE": "0", "K3S_NODE_IP": node_ip}
     return subprocess.run([sh, str(path)], capture_output=True, text=True, timeout=60, env=env), dropin
 
 
@@ -137,6 +138,17 @@ def test_a_second_peer_is_asked_when_the_first_is_down(rendered: tuple[str, str]
     # 127.0.0.2 is loopback too but nothing listens on it at this port
     result, dropin = _run(script, tmp_path, peer.port, peers="127.0.0.2 127.0.0.1")
     assert result.returncode == 0 and dropin.read_text() == f"server: https://127.0.0.1:{peer.port}\n"
+
+
+def test_without_its_private_address_it_cannot_decide(rendered: tuple[str, str], peer: CaPeer,
+                                                     tmp_path: Path) -> None:
+    """Here the node address is one no interface holds; tests/integration/test_k3s_private_net.py does the same with
+    the rendered address in a network namespace."""
+    script, server_ca = rendered
+    peer.body = server_ca.encode()
+    result, dropin = _run(script, tmp_path, peer.port, node_ip="192.0.2.77")
+    assert result.returncode == 1 and "cannot decide: 192.0.2.77 is on no interface" in result.stderr
+    assert not dropin.exists() and peer.paths == [], "it asks nobody before it has its own address"
 
 
 def test_an_initialised_disk_needs_no_decision(rendered: tuple[str, str], peer: CaPeer, tmp_path: Path) -> None:

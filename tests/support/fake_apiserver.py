@@ -20,7 +20,8 @@ What it does the way kube-apiserver v1.35 does (vendored k8s.io/apiserver v0.35.
 - objects: create (`generateName`; 409 AlreadyExists), get, list (all namespaces or one; `labelSelector` terms
   `k` and `k=v`), update (409 on a stale resourceVersion), JSON merge patch (RFC 7386), server-side apply
   (`application/apply-patch+yaml`: the object as sent, no field ownership), any other patch type 415, delete.
-  A write to `…/status` changes only `status`; any other write keeps the `status` there is and bumps
+  A write to `…/status` changes only `status`, to a CSR's `…/approval` only `status.conditions` (and needs
+  `approve` on the signer, as kube-apiserver checks it); any other write keeps the `status` there is and bumps
   `metadata.generation` when `spec` changes; every write bumps `resourceVersion`; a create sets `uid` and
   `creationTimestamp`, and a CertificateSigningRequest's `spec.username` and `groups` from the requester.
   `?watch=` is answered as a list: no program under test watches. `/api/v1` and `/apis/<group>/<version>`
@@ -28,9 +29,13 @@ What it does the way kube-apiserver v1.35 does (vendored k8s.io/apiserver v0.35.
 
 For the tests: `hooks` run on every write through the API, inside the store's lock, with (verb, key, a copy of
 the object, user) — a simulated controller reacts there (the CSR approver and signer, Karmada scheduling the
-drill's binding) and writes back with `put`. `put`, `get`, `items` and `remove` reach the store directly (no
-RBAC, no hooks); `serve` answers one request for a given user without HTTP; `down` makes the server drop every
-connection unanswered (a powered-off member); `requests` records every request.
+drill's binding) and writes back with `put`. `admission` callables run before a create, update or patch with
+(verb, target, body, user) and may refuse it with a (status, body) — an admission webhook, or one that does not
+answer; `?dryRun=All` on a create runs them and stores nothing, as kube-apiserver does. `health` answers
+`/readyz`, `/livez` and `/healthz` (any query) with its (status, text), to anyone, as the health paths do.
+`put`, `get`, `items` and `remove` reach the store directly (no RBAC, no hooks); `serve` answers one request for a
+given user without HTTP; `down` makes the server drop every connection unanswered (a powered-off member);
+`requests` records every request.
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ class Call(NamedTuple):
 MERGE_PATCH, APPLY_PATCH = "application/merge-patch+json", "application/apply-patch+yaml"
 
 Hook = Callable[[str, Key, dict[str, Any], User], None]
+Admission = Callable[[str, "Target", Any, User], "tuple[int, Any] | None"]
+HEALTH_PATHS = ("/readyz", "/livez", "/healthz")
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,8 @@ class FakeApiServer:
         self.grants = dict(grants or {})
         self.rbac = rbac
         self.hooks: list[Hook] = []
+        self.admission: list[Admission] = []
+        self.health: dict[str, tuple[int, str]] = {p: (200, "ok") for p in HEALTH_PATHS}
         self.requests: list[Call] = []
         self.denied: list[str] = []
         self.down = False
@@ -161,6 +170,11 @@ class FakeApiServer:
                 if fake.down:
                     self.close_connection = True
                     return
+                path = self.path.split("?", 1)[0]
+                if self.command == "GET" and path in fake.health:
+                    status, text = fake.health[path]
+                    fake.requests.append(Call("-", self.command, self.path, status))
+                    return self.reply(status, text.encode(), {"Content-Type": "text/plain"})
                 body = self.json_body()
                 user = fake.authenticate(self.connection.getpeercert(), self.headers.get("Authorization"))
                 if user is None:
@@ -250,9 +264,16 @@ class FakeApiServer:
                          if _selected((o.get("metadata") or {}).get("labels") or {}, selector)]
                 return 200, {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self._rv)},
                              "items": items}
+            if verb in ("create", "update", "patch"):
+                for admit in self.admission:
+                    refused = admit(verb, t, body, user)
+                    if refused is not None:
+                        return refused
             if verb == "create":
                 if t.name:
                     return 405, _status(405, "MethodNotAllowed", f"POST to a named {t.rbac_resource}")
+                if t.query.get("dryRun") == "All":
+                    return 201, copy.deepcopy(body)
                 return self._create(user, t, body)
             if verb == "patch" and media == APPLY_PATCH and current is None:
                 if not self.authorized(user, "create", t):
@@ -270,6 +291,8 @@ class FakeApiServer:
                 sent = ((body or {}).get("metadata") or {}).get("resourceVersion")
                 if sent and sent != current["metadata"]["resourceVersion"]:
                     return 409, _status(409, "Conflict", "the object has been modified")
+                if t.subresource == "approval" and not self._may_approve(user, current, body):
+                    return 403, _status(403, "Forbidden", f"{user.name} may not approve for this signer")
                 new = copy.deepcopy(body)
             elif media == APPLY_PATCH:
                 new = copy.deepcopy(body)
@@ -280,6 +303,19 @@ class FakeApiServer:
             out = self._write(key, self._updated(current, new, t.subresource))
             self._run_hooks(verb, key, out, user)
             return 200, out
+
+    def _may_approve(self, user: User, current: dict[str, Any], body: Any) -> bool:
+        """An approval write that adds a condition also needs `approve` on `signers` named by the CSR's signer
+        (k8s.io/kubernetes v1.35.4 plugin/pkg/admission/certificates/approval/admission.go, the CertificateApproval
+        admission plugin, on by default: IsAuthorizedForSignerName(..., "approve", signerName))."""
+        old = {c.get("type") for c in (current.get("status") or {}).get("conditions") or []}
+        new = {c.get("type") for c in ((body or {}).get("status") or {}).get("conditions") or []}
+        if not new - old:
+            return True
+        signer = (current.get("spec") or {}).get("signerName", "")
+        signers = Target(group="certificates.k8s.io", version="v1", resource="signers", namespace="", name=signer,
+                         subresource="", query={})
+        return self.authorized(user, "approve", signers)
 
     def _forbidden(self, user: User, verb: str, t: Target) -> tuple[int, Any]:
         where = f"{t.group}/{t.rbac_resource} ns={t.namespace or '-'} {t.name}".rstrip()
@@ -311,6 +347,10 @@ class FakeApiServer:
         """`new` as it is stored over `current`: identity and server-set fields kept, `status` by subresource."""
         if subresource == "status":
             return {**copy.deepcopy(current), "status": copy.deepcopy(new.get("status"))}
+        if subresource == "approval":  # only the approval conditions change (the CSR registry's approvalStrategy)
+            status = {**copy.deepcopy(current.get("status") or {}),
+                      "conditions": copy.deepcopy((new.get("status") or {}).get("conditions") or [])}
+            return {**copy.deepcopy(current), "status": status}
         status = current.get("status", new.get("status"))
         if status is None:
             new.pop("status", None)

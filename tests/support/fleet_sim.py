@@ -15,6 +15,7 @@ Everything stops on `close()`; every loop is bounded by a stop event.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -97,6 +98,8 @@ class Timing:
     ttl: int = 60
     ttl_scale: float = 0.02
     """The resolver keeps a 60 s answer 60 * 0.02 = 1.2 s."""
+    delete_after: float = 0.5
+    """Seconds a name's Ingress must be gone before its DNSEndpoint goes (the program renders minutes)."""
 
 
 @dataclass
@@ -157,9 +160,10 @@ class World:
             exclude=(f"lb.{self.domain}",), ttl=t.ttl, period=t.period, timeout=t.timeout, attempts=t.attempts,
             failure_threshold=t.failure_threshold, success_threshold=t.success_threshold, hold_down=t.hold_down,
             vantage_points=3, decision_period=t.decision_period, lease_duration=t.lease_duration,
-            http_port=self.port, https_port=self.port)
+            http_port=self.port, https_port=self.port, delete_after=t.delete_after)
         values.update(overrides)
-        return tf.Settings(**values)
+        known = {f.name for f in dataclasses.fields(tf.Settings)}
+        return tf.Settings(**{k: v for k, v in values.items() if k in known})
 
     def karmada_client(self) -> tf.Client:
         user = failover_docs.USER.replace(":", "_")
@@ -209,9 +213,6 @@ class World:
         deadline = time.monotonic() + 5
         for thread in self.threads:
             thread.join(timeout=max(0.1, deadline - time.monotonic()))
-        for c in self.controllers:
-            c.rounds.shutdown(wait=False, cancel_futures=True)
-            c.attempts.shutdown(wait=False, cancel_futures=True)
         self.external_dns.close()
         for e in self.regions.values():
             e.close()

@@ -435,6 +435,65 @@ def validate_cluster(obj: Any) -> None:
         raise SchemaError(what, errors)
 
 
+RESOURCE_REGISTRY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "search.karmada.io/v1alpha1"},
+        "kind": {"const": "ResourceRegistry"},
+        "metadata": OBJECT_META,
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["targetCluster", "resourceSelectors"],
+            "properties": {
+                "targetCluster": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "labelSelector": {"type": "object"},
+                        "fieldSelector": {"type": "object"},
+                        "clusterNames": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                        "exclude": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                    },
+                },
+                "resourceSelectors": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["apiVersion", "kind"],
+                        "properties": {"apiVersion": {"type": "string", "minLength": 1},
+                                       "kind": {"type": "string", "minLength": 1},
+                                       "namespace": {"type": "string"}},
+                    },
+                },
+                "backendStore": {"type": "object"},
+            },
+        },
+        "status": {"type": "object"},
+    },
+}
+"""`ResourceRegistry` as `pkg/apis/search/v1alpha1/searchregistry_types.go` at karmada-io/karmada v1.18.2 defines it
+(an aggregated API of karmada-search: no CRD): spec.targetCluster (policy ClusterAffinity{labelSelector,
+fieldSelector, clusterNames, exclude}, required), spec.resourceSelectors ([]{apiVersion, kind required; namespace},
+required), spec.backendStore (optional, OpenSearch only). Cluster-scoped."""
+
+
+def validate_resource_registry(obj: Any) -> None:
+    """Validate a `search.karmada.io/v1alpha1 ResourceRegistry` (aggregated API: no CRD) against the Go-derived
+    schema; it is cluster-scoped."""
+    _check_header(obj, "ResourceRegistry")
+    meta = obj["metadata"] if isinstance(obj["metadata"], Mapping) else {}
+    errors = _schema_errors(RESOURCE_REGISTRY_SCHEMA, obj) + _meta_errors(meta, "subdomain")
+    if "namespace" in meta:
+        errors.append("metadata.namespace: ResourceRegistry is cluster-scoped")
+    if errors:
+        raise SchemaError(f"ResourceRegistry {meta.get('name', '?')}", errors)
+
+
 # ---------------------------------------------------------------------------------------- Kubernetes
 
 
@@ -467,6 +526,8 @@ def validate_any(obj: Any, minor: str = "1.34") -> None:
     group, _, version = str(obj["apiVersion"]).rpartition("/")
     if group == "cluster.karmada.io":
         validate_cluster(obj)
+    elif group == "search.karmada.io":
+        validate_resource_registry(obj)
     elif group in UPSTREAM_GROUPS:
         validate_upstream(obj)
     elif (group, version, obj["kind"]) in crd_kinds() or group.endswith("karmada.io"):

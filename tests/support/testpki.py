@@ -50,14 +50,17 @@ def make_ca(cn: str) -> Pair:
     return Pair(cert.public_bytes(serialization.Encoding.PEM).decode(), _pem_key(key), cert, key)
 
 
-def make_leaf(ca: Pair, cn: str, server: bool, dns_names: tuple[str, ...] = (), ips: tuple[str, ...] = ()) -> Pair:
+def make_leaf(ca: Pair, cn: str, server: bool, dns_names: tuple[str, ...] = (), ips: tuple[str, ...] = (),
+              orgs: tuple[str, ...] = ()) -> Pair:
     """A leaf of `ca` for serving (`server`: its SANs are `dns_names` and `ips`, 127.0.0.1 when both are empty)
-    or for a client (no SANs)."""
+    or for a client (no SANs; `orgs` are its groups)."""
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
+    subject = [*(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs),
+               x509.NameAttribute(NameOID.COMMON_NAME, cn)]
     builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+        .subject_name(x509.Name(subject))
         .issuer_name(ca.cert.subject).public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))

@@ -92,12 +92,14 @@ PROGRAM_PARTS = ("agents", "components", "hubctl", "stacks")
 
 
 def copy_program(dest: Path, repo: Path = REPO) -> Path:
-    """The program (`__main__.py`, agents/, components/, hubctl/, stacks/) in `dest`, for CLI runs on edited stacks."""
+    """The program (`__main__.py`, `Pulumi.yaml`, agents/, components/, hubctl/, stacks/) in `dest`, for CLI runs on
+    edited stacks."""
     import shutil
 
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(repo / "__main__.py", dest / "__main__.py")
+    shutil.copy2(repo / "Pulumi.yaml", dest / "Pulumi.yaml")  # its config declarations apply to every stack file
     for folder in PROGRAM_PARTS:
         shutil.copytree(repo / folder, dest / folder, ignore=ignore)
     return dest
@@ -113,3 +115,20 @@ def program_env(**extra: str) -> dict[str, str]:
     if CRDS_DIR_ENV not in env and crds is not None:
         env[CRDS_DIR_ENV] = str(crds)
     return env
+
+
+def require_upstream(*names: str) -> dict[str, Path]:
+    """The upstream binaries (`make upstream`) at the pinned versions, and root for network namespaces; skip the
+    test with one reason when they are missing, or fail it where KARMADA_HUB_REQUIRE_TOOLS=1."""
+    from tests.support.kubelet.network import unavailable_reason
+    from upstream.build import binary
+
+    found = {name: binary(name) for name in names}
+    missing = sorted(name for name, path in found.items() if path is None)
+    reason = (f"upstream binaries not built: {', '.join(missing)} (run `make upstream`)" if missing
+              else unavailable_reason())
+    if reason:
+        if tools_required():
+            pytest.fail(f"{reason}; {REQUIRE_TOOLS_ENV}=1 forbids skipping", pytrace=False)
+        pytest.skip(reason)
+    return {name: path for name, path in found.items() if path is not None}

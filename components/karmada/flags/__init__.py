@@ -46,6 +46,8 @@ from components.karmada.flags.common import (
     FAILOVER_GATES,
     GATE_READERS,
     HEALTH_PATHS,
+    HTTP2_PING_TIMEOUT_ENV,
+    HTTP2_READ_IDLE_ENV,
     KARMADA_GATES,
     KCM_PORT,
     KUBECONFIG_PATH,
@@ -55,6 +57,7 @@ from components.karmada.flags.common import (
     PATHS,
     PKI_DIR,
     QUOTA_GATES,
+    SEARCH_PORT,
     SERVICE_CLUSTER_IP_RANGE,
     TENANT_GATES,
     WEBHOOK_HEALTH_PATH,
@@ -87,7 +90,7 @@ from components.karmada.flags.estimator import (
 from components.karmada.flags.etcd import (
     ETCD_BACKUP_DIR,
     ETCD_CIPHER_SUITES,
-    ETCD_PREPARE_WAIT_SECONDS,
+    ETCD_PREPARE_REMIND_SECONDS,
     ETCD_SNAPSHOT_PATH,
     ETCDCTL,
     ETCDCTL_SNAPSHOT_SAVE,
@@ -102,6 +105,9 @@ from components.karmada.flags.kube_controller_manager import (
 )
 from components.karmada.flags.scheduler import (
     scheduler_args,
+)
+from components.karmada.flags.search import (
+    search_args,
 )
 from components.karmada.flags.table import (
     KNOWN_FLAGS,
@@ -143,13 +149,15 @@ __all__ = [
     "ETCD_DATA_DIR",
     "ETCD_METRICS_PORT",
     "ETCD_PEER_PORT",
-    "ETCD_PREPARE_WAIT_SECONDS",
+    "ETCD_PREPARE_REMIND_SECONDS",
     "ETCD_SERVICE",
     "ETCD_SNAPSHOT_PATH",
     "FAILOVER_FLAGS",
     "FAILOVER_GATES",
     "GATE_READERS",
     "HEALTH_PATHS",
+    "HTTP2_PING_TIMEOUT_ENV",
+    "HTTP2_READ_IDLE_ENV",
     "KARMADA_GATES",
     "KCM_CONTROLLERS",
     "KCM_PORT",
@@ -162,6 +170,7 @@ __all__ = [
     "PKI_DIR",
     "QUOTA_GATES",
     "REMOVED_FLAGS",
+    "SEARCH_PORT",
     "SERVICE_CLUSTER_IP_RANGE",
     "TENANT_GATES",
     "WEBHOOK_HEALTH_PATH",
@@ -197,5 +206,6 @@ __all__ = [
     "merge_gates",
     "scheduler_args",
     "scheduler_estimator_args",
+    "search_args",
     "webhook_args",
 ]

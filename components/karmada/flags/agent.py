@@ -28,8 +28,9 @@ def agent_args(
     verbosity: int = 2,
 ) -> list[str]:
     """karmada-agent for a pull-mode member (ref §5.4). The agent's status and lease timing must
-    fit the controller-manager's grace period, so both come from the same FailoverSettings. It creates its own
-    Cluster (with `spec.id` = its kube-system namespace's UID), renews its own certificate, reports no secrets."""
+    fit the controller-manager's grace period, so both come from the same FailoverSettings. It finds the Cluster the
+    hub made for it (same spec, `spec.id` = its kube-system namespace's UID) and writes only its status, renews its
+    own certificate, reports no secrets."""
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?", cluster_name):
         raise ValueError(f"cluster name '{cluster_name}' must be a DNS label of at most 48 chars")
     if not api_endpoint.startswith("https://"):

@@ -24,6 +24,8 @@ WEBHOOK_PORT = 8443
 WEBHOOK_HEALTH_PATH = "/readyz/"
 """karmada-webhook's only health endpoint, on WEBHOOK_PORT (cmd/webhook/app/webhook.go `Run` mounts it)."""
 ESTIMATOR_PORT = 10352
+SEARCH_PORT = 443
+"""karmada-search's secure port (upstream default and manifests), behind its Service and the APIService."""
 KCM_PORT = 10257
 CLUSTER_NAMESPACE = "karmada-cluster"
 """Namespace inside karmada-apiserver holding member credentials and cluster leases."""
@@ -66,6 +68,7 @@ _PKI_FILES = (
     "scheduler-estimator.crt", "scheduler-estimator.key",
     "scheduler-estimator-client.crt", "scheduler-estimator-client.key",
     "descheduler-estimator-client.crt", "descheduler-estimator-client.key",
+    "search.crt", "search.key", "search-etcd-client.crt", "search-etcd-client.key",
     "sa.pub", "sa.key",
 )
 
@@ -99,6 +102,7 @@ COMMANDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "karmada-agent": ("/bin/karmada-agent",),
         "karmada-scheduler-estimator": ("/bin/karmada-scheduler-estimator",),
         "karmada-descheduler": ("/bin/karmada-descheduler",),
+        "karmada-search": ("/bin/karmada-search",),
     }
 )
 """Container `command` per component (the binary; args never repeat it)."""
@@ -115,6 +119,7 @@ BINARY: Mapping[str, str] = MappingProxyType(
         "karmada-agent": "karmada-agent",
         "karmada-scheduler-estimator": "karmada-scheduler-estimator",
         "karmada-descheduler": "karmada-descheduler",
+        "karmada-search": "karmada-search",
     }
 )
 """Component -> the binary whose flag set (KNOWN_FLAGS) applies; karmada-apiserver is a kube-apiserver."""
@@ -166,6 +171,7 @@ LEADER_ELECTION: Mapping[str, Lease | None] = MappingProxyType(
         "karmada-scheduler-estimator": None,
         "karmada-agent": Lease("karmada-agent-<cluster>"),
         "karmada-descheduler": Lease("karmada-descheduler"),  # name fixed upstream (no flag)
+        "karmada-search": None,  # every replica caches and serves; no leader election (pkg/search/controller.go)
     }
 )
 """For the plan table: which components leader-elect and on which lease (ref §2.1). kube-controller-
@@ -187,6 +193,8 @@ class FailoverLike(Protocol):
     resource_eviction_rate: float
     graceful_eviction_timeout: int
     purge_mode: str
+    client_read_idle_seconds: int | None
+    client_ping_timeout_seconds: int | None
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,10 @@ class FailoverSettings:
     resource_eviction_rate: float = 0.5
     graceful_eviction_timeout_s: int = 600
     purge_mode: PurgeMode = "Gracefully"
+    client_read_idle_s: int | None = None
+    """client-go's HTTP/2 read-idle timeout (env, not a flag); None: upstream's 30 s, nothing rendered."""
+    client_ping_timeout_s: int | None = None
+    """client-go's HTTP/2 ping timeout (env); None: upstream's 15 s, nothing rendered."""
 
     def __post_init__(self) -> None:
         if self.purge_mode not in ("Gracefully", "Directly"):
@@ -223,7 +235,25 @@ class FailoverSettings:
             resource_eviction_rate=cfg.resource_eviction_rate,
             graceful_eviction_timeout_s=cfg.graceful_eviction_timeout,
             purge_mode=cfg.purge_mode,  # type: ignore[arg-type]
+            client_read_idle_s=cfg.client_read_idle_seconds,
+            client_ping_timeout_s=cfg.client_ping_timeout_seconds,
         )
+
+    def client_env(self) -> list[dict[str, str]]:
+        """The env that sets client-go's HTTP/2 connection health check in a binary that talks to karmada-apiserver
+        (k8s.io/apimachinery v0.35.3 pkg/util/net/http.go `readIdleTimeoutSeconds`, `pingTimeoutSeconds`, read by
+        every client-go transport, karmada v1.18.2's included). Only what the stack sets: the defaults stay
+        upstream's and render nothing."""
+        out = []
+        if self.client_read_idle_s is not None:
+            out.append({"name": HTTP2_READ_IDLE_ENV, "value": str(self.client_read_idle_s)})
+        if self.client_ping_timeout_s is not None:
+            out.append({"name": HTTP2_PING_TIMEOUT_ENV, "value": str(self.client_ping_timeout_s)})
+        return out
+
+
+HTTP2_READ_IDLE_ENV = "HTTP2_READ_IDLE_TIMEOUT_SECONDS"
+HTTP2_PING_TIMEOUT_ENV = "HTTP2_PING_TIMEOUT_SECONDS"
 
 
 def _num(x: float) -> str:

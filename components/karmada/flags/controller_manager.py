@@ -16,6 +16,13 @@ from components.karmada.flags.common import (
     merge_gates,
 )
 
+CONTROLLERS = ("*", "-agentcsrapproving")
+"""Every default controller but agentcsrapproving, which approves any agent-shaped CSR whose requester may create
+`certificatesigningrequests/clusteragent` without tying the request to a member (karmada v1.18.2
+pkg/controllers/certificate/approver/agent_csr_approving.go `isAgentCSR`; `-name` disables a controller:
+cmd/controller-manager/app/controllermanager.go, the `controllers` map). The hub's own approver decides instead
+(components/fleet/csr_approver_docs.py)."""
+
 FAILOVER_FLAGS = frozenset(
     {"enable-no-execute-taint-eviction", "no-execute-taint-eviction-purge-mode", "resource-eviction-rate",
      "graceful-eviction-timeout"}
@@ -30,7 +37,7 @@ def controller_manager_args(
     failover: FailoverSettings = FailoverSettings(),
     feature_gates: Mapping[str, bool] | None = None,
     leader_election: LeaderElection = LeaderElection(),
-    controllers: Sequence[str] = ("*",),
+    controllers: Sequence[str] = CONTROLLERS,
     cluster_api_kubeconfig: str | None = None,
     verbosity: int = 2,
 ) -> list[str]:

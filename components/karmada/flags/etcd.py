@@ -67,11 +67,12 @@ def etcdctl_flags(namespace: str = NAMESPACE, cluster_domain: str = CLUSTER_DOMA
 
 
 
-ETCD_PREPARE_WAIT_SECONDS = 300
-"""How long `prepare` asks the other members before it exits 1 and kubelet restarts it (with back-off)."""
+ETCD_PREPARE_REMIND_SECONDS = 300
+"""How often a `prepare` that keeps waiting (no safe decision yet) repeats why in its log. It never gives up by
+exiting: a restarted init container sits in kubelet's back-off, where it cannot tell its peers it is empty."""
 
 
-def etcd_prepare_args(etcd_member_args: list[str], wait_seconds: int = ETCD_PREPARE_WAIT_SECONDS) -> list[str]:
+def etcd_prepare_args(etcd_member_args: list[str], remind_seconds: int = ETCD_PREPARE_REMIND_SECONDS) -> list[str]:
     """The `prepare` init container's args: its own flags, `--`, then exactly `etcd_args(...)`.
 
     Its client certificate (etcd CA, no SANs) opens etcd's member API; the peer and server CA files it
@@ -82,7 +83,7 @@ def etcd_prepare_args(etcd_member_args: list[str], wait_seconds: int = ETCD_PREP
         f"--config-file={ETCD_CONFIG_FILE}",
         f"--client-cert={PATHS['etcd/member-client.crt']}",
         f"--client-key={PATHS['etcd/member-client.key']}",
-        f"--wait-seconds={wait_seconds}",
+        f"--remind-seconds={remind_seconds}",
         "--",
         *etcd_member_args,
     ]

@@ -200,6 +200,15 @@ KNOWN_FLAGS: Mapping[str, frozenset[str]] = MappingProxyType(
                 "kube-api-burst", "parallelism", "metrics-bind-address", "health-probe-bind-address",
             }
         ),
+        # cmd/karmada-search/app/options/options.go AddFlags: k8s.io/apiserver Etcd, SecureServing, delegated
+        # Authentication/Authorization, Audit, Features, CoreAPI (--kubeconfig), ServerRunOptions universal flags;
+        # its own qps/burst and --disable-search/--disable-proxy; profileflag; logs (cmd/karmada-search/app). No
+        # --feature-gates (the aggregated apiserver adds DefaultMutableFeatureGate's flag; search does not).
+        "karmada-search": frozenset(
+            _KLOG | _GENERIC_ETCD | _GENERIC_SERVING | _GENERIC_AUTHN | _DELEGATED | _AUDIT | _FEATURE | _SERVER_RUN
+            | _PROFILE | {"kubeconfig", "kube-api-qps", "kube-api-burst", "cluster-api-qps", "cluster-api-burst",
+                          "disable-search", "disable-proxy"}
+        ),
         # cmd/descheduler/app/options/options.go AddFlags + profileflag + klog/logsv1 (cmd/descheduler/app):
         # no --feature-gates, no --leader-elect-resource-name, no rate-limiter or TLS-serving flags.
         "karmada-descheduler": frozenset(
