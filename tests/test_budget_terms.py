@@ -65,35 +65,83 @@ def test_the_pull_clock_in_its_own_words() -> None:
                                             "tenants) = 0 (unset evicts at once)")
 
 
+SLO = ("Kubernetes API SLO: mutating calls P99 <= 1 s (kubernetes/community sig-scalability/slos/api_call_latency.md)")
+DECIDED = [
+    ("probe detection", 17, "a majority (2 of 3 hub servers) each sees K = 3 failed rounds in a row, one every "
+                            "P = 5 s, the K-th ending at its T = 2 s timeout: K*P + T = 3*5 + 2 = 17 (dns.failover; "
+                            "every pair of a round probed at once)",
+     ("dns.failover.probePeriodSeconds", "dns.failover.failureThreshold", "dns.failover.probeTimeoutSeconds"), (), ""),
+    ("observation write", 1.0, f"the vantage point's Lease write after its round: {SLO}", (), (), ""),
+    ("leader decision", 1.0, "the leader decides every --decision-period = 1 s (components/traffic/failover_docs.py)",
+     (), (), ""),
+]
+CLIENT_TTL = (": only clients whose cached answer holds no live region wait this long; a client holding every "
+              "region's address retries another one when the connection fails")
+
+
+def _traffic_terms(traffic: b.TrafficBudget) -> list[tuple[object, ...]]:
+    return [(t.name, t.seconds, t.how, t.lower, t.higher, t.unknown) for t in traffic.terms]
+
+
 def test_the_traffic_clock_in_its_own_words() -> None:
     traffic = b.traffic_budget(probe_period=5, probe_timeout=2, failure_threshold=3, success_threshold=6,
                                hold_down=60, ttl=60, vantage_points=3)
-    assert _terms(traffic) == [
-        ("probe detection", 17, "a majority (2 of 3 hub servers) each sees K = 3 failed rounds in a row, one every "
-                                "P = 5 s, the K-th ending at its T = 2 s timeout: K*P + T = 3*5 + 2 = 17",
-         ("dns.failover.probePeriodSeconds", "dns.failover.failureThreshold", "dns.failover.probeTimeoutSeconds"), ()),
-        ("decision + write", 2.0, "leader decision period 1 s + observation Lease and DNSEndpoint writes on the hub "
-                                  "API ≈ 1 s (estimate)", (), ()),
-        ("external-dns event sync", 12.0, "DNSEndpoint event -> next run no sooner than max(5 s literal, "
-                                          "--min-event-sync-interval 5 s) = 5 s, + 1 s ticker, + 2 runs against "
-                                          "Hetzner (one in flight, then ours) 2*3 s (estimate) = 12 (external-dns "
-                                          "v0.22.0 controller/controller.go)", (), ()),
-        ("provider propagation", 5.0, "Hetzner Action done -> its authoritative servers answer the change: unverified "
-                                      "placeholder, `hubctl drill` measures it", (), ()),
-        ("DNS TTL", 60.0, "dns.ttl = 60 (Hetzner Cloud DNS accepts no TTL below 60 s): only clients whose cached "
-                          "answer holds no live region wait this long; a client holding every region's address "
-                          "retries another one when the connection fails", ("dns.ttl",), ()),
+    assert traffic.mode == "hetzner"
+    assert _traffic_terms(traffic) == [
+        *DECIDED,
+        ("DNSEndpoint write", 1.0, f"the leader's DNSEndpoint update: {SLO}", (), (), ""),
+        ("external-dns event sync", 6.0, "DNSEndpoint event -> next run no sooner than max(5 s literal, "
+                                         "--min-event-sync-interval 5 s) = 5 s, + 1 s ticker (external-dns v0.22.0 "
+                                         "controller/controller.go), + 2 runs against Hetzner (one in flight, then "
+                                         "ours): unknown", (), (),
+         "no source states how long an external-dns run against the Hetzner webhook takes (it lists the zone's "
+         "records and waits for every Hetzner Action); `hubctl drill` measures it"),
+        ("provider propagation", 0.0, "Hetzner Action done -> Hetzner's authoritative servers answer the change: "
+                                      "unknown", (), (),
+         "Hetzner documents no figure; the one public report saw up to 90 minutes (Sliplane, 2026-04, "
+         "shared/reference/self-hosted-dns.md §1.1); `hubctl drill` measures it"),
+        ("DNS TTL", 60.0, "dns.ttl = 60 (Hetzner Cloud DNS accepts no TTL below 60 s: docs.hetzner.cloud, Create an "
+                          f"RRSet){CLIENT_TTL}", ("dns.ttl",), (), ""),
     ]
-    assert traffic.restore_seconds == 79.0
-    assert traffic.restore_how == ("max(hold-down 60, R*P + T = 6*5 + 2) = 60, + decision and write 2 + external-dns "
-                                   "12 + propagation 5 = 79")
-    assert (traffic.authoritative, traffic.total) == (36.0, 96.0)
+    assert traffic.restore_seconds == 69.0
+    assert traffic.restore_how == ("max(hold-down 60, R*P + T = 6*5 + 2) = 60, + writing it 9 + unknown = 69 + "
+                                   "unknown")
+    assert (traffic.authoritative, traffic.total) == (26.0, 86.0)
+    assert (traffic.decided_seconds, traffic.record_seconds) == (19.0, 20.0)
+
+
+def test_the_self_hosted_traffic_clock_in_its_own_words() -> None:
+    traffic = b.traffic_budget(probe_period=5, probe_timeout=2, failure_threshold=3, success_threshold=6,
+                               hold_down=60, ttl=60, vantage_points=3, mode="self-hosted")
+    zone = ("zone update", 1.0, "RFC 2136 UPDATE with TSIG to every hub nameserver at once: [lab] 0.04-0.09 s per "
+                                "UPDATE answered by Knot (shared/reference/self-hosted-dns.md §5 K1), rounded up to "
+                                "1 s for the hub's private network", (), (), "")
+    ttl = ("DNS TTL", 60.0, "dns.ttl = 60 (the fleet's own nameservers; [lab] Unbound serves the new answer one TTL "
+                            "after the change, self-hosted-dns.md §3.1, re-checked by tests/integration/"
+                            f"test_dns_lab.py){CLIENT_TTL}", ("dns.ttl",), (), "")
+    assert traffic.mode == "self-hosted"
+    assert _traffic_terms(traffic) == [*DECIDED, zone, ttl]
+    assert traffic.restore_seconds == 63.0
+    assert traffic.restore_how == "max(hold-down 60, R*P + T = 6*5 + 2) = 60, + writing it 3 = 63"
+    assert (traffic.authoritative, traffic.total, traffic.unknown) == (20.0, 80.0, ())
+    assert (traffic.decided_seconds, traffic.record_seconds) == (19.0, 21.0)
+    two = b.traffic_budget(probe_period=5, probe_timeout=2, failure_threshold=3, success_threshold=6,
+                           hold_down=60, ttl=60, vantage_points=3, mode="self-hosted", secondaries=2)
+    assert _traffic_terms(two) == [*DECIDED, zone, (
+        "secondary transfer", 1.0, "2 secondaries: NOTIFY then IXFR from any primary, [lab] 0.30-0.99 s "
+                                   "(self-hosted-dns.md §5 K2)", (), (), ""), ttl]
+    assert two.restore_how == "max(hold-down 60, R*P + T = 6*5 + 2) = 60, + writing it 4 = 64"
+    assert (two.restore_seconds, two.authoritative, two.total, two.record_seconds) == (64.0, 21.0, 81.0, 21.0)
+    with pytest.raises(ValueError, match="unknown dns mode 'knot'"):
+        b.traffic_budget(probe_period=5, probe_timeout=2, failure_threshold=3, success_threshold=6, hold_down=60,
+                         ttl=60, vantage_points=3, mode="knot")
 
 
 def test_restoring_waits_for_the_slower_of_hold_down_and_good_rounds() -> None:
     traffic = b.traffic_budget(probe_period=5, probe_timeout=2, failure_threshold=3, success_threshold=6,
                                hold_down=30, ttl=60, vantage_points=3)
-    assert traffic.restore_seconds == 32 + 2 + 12 + 5
+    # the known part of writing it: observation write 1 + decision 1 + DNSEndpoint write 1 + external-dns 6
+    assert traffic.restore_seconds == 32 + 1 + 1 + 1 + 6
     assert traffic.restore_how.startswith("max(hold-down 30, R*P + T = 6*5 + 2) = 32, ")
 
 

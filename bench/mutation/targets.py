@@ -97,8 +97,8 @@ TARGETS: tuple[Target, ...] = (
         ("tests/test_budget_terms.py", "tests/test_budget.py"),
         scope={"components/operations/budget.py": (
             "PROBE_TIMEOUT_SECONDS", "SCHEDULING_SECONDS", "EVICTION_WORKERS", "EXTERNAL_DNS_EVENT_FLOOR_SECONDS",
-            "EXTERNAL_DNS_TICK_SECONDS", "EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS", "EXTERNAL_DNS_RUN_SECONDS",
-            "PROVIDER_PROPAGATION_SECONDS", "CONTROLLER_DECISION_SECONDS", "CONTROLLER_WRITE_SECONDS", "_Clock",
+            "EXTERNAL_DNS_TICK_SECONDS", "EXTERNAL_DNS_MIN_EVENT_SYNC_SECONDS", "CONTROLLER_DECISION_SECONDS",
+            "API_WRITE_SECONDS", "ZONE_UPDATE_SECONDS", "SECONDARY_TRANSFER_SECONDS", "_Clock",
             "Budget",
             "push_detection_seconds", "pull_lease_detection_seconds", "eviction_queue_seconds",
             "max_toleration_seconds", "lb_detection_seconds", "_detection_term", "_dispatch_term", "_mode_terms",
