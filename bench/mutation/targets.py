@@ -110,8 +110,11 @@ TARGETS: tuple[Target, ...] = (
         ("agents/traffic_failover.py",),
         ("tests/test_traffic_failover_decisions.py",),
         scope={"agents/traffic_failover.py": (
-            "ABSENT_PASSES_BEFORE_DELETE", "published_hosts", "region_addresses", "Counter", "obs_key", "majority",
-            "decide", "pending", "dnsendpoint", "Controller.fresh_votes", "Controller.decide_all")},
+            "ABSENT_LISTS_BEFORE_DELETE", "REGION_GRACE_PERIODS", "CLOCK_SKEW_SECONDS", "published_hosts",
+            "REGION_CONFIGMAP_PREFIX", "region_addresses", "Counter", "obs_key", "majority", "decide", "pending",
+            "region_record_name", "region_dnsendpoint", "dnsendpoint", "endpoint_state", "Controller.merge_regions",
+            "Controller.fresh_votes", "Controller.decide_all", "Controller.write_decision",
+            "Controller.write_region_records", "Controller.absent_names")},
     ),
     Target(
         "etcd-prepare", "etcd member prepare",
