@@ -490,7 +490,7 @@ def test_cli_failures_are_one_line(s3: FakeS3, tmp_path: Path, monkeypatch: pyte
 
 
 REQUIRED = {
-    "upload": ["--endpoint=e", "--region=r", "--bucket=b", "--prefix=p", "--stack=s", "--retain=1", "--snapshot=f",
+    "upload": ["--endpoint=e", "--region=r", "--bucket=b", "--prefix=p", "--stack=s", "--snapshot=f",
                "--key-file=k"],
     "list": ["--endpoint=e", "--region=r", "--bucket=b", "--prefix=p", "--stack=s"],
     "fetch": ["--endpoint=e", "--region=r", "--bucket=b", "--object=o", "--key-file=k", "--out=x"],
@@ -517,7 +517,11 @@ def test_a_command_is_required_and_paths_are_paths() -> None:
     assert (parsed.key_file, parsed.source, parsed.out) == (Path("k"), Path("i"), Path("x"))
     fetched = up.parse_args(["fetch", *REQUIRED["fetch"]])
     assert (fetched.key_file, fetched.out, fetched.object) == (Path("k"), Path("x"), "o")
-    assert isinstance(up.parse_args(["upload", *REQUIRED["upload"]]).retain, int)
+    # --retain is optional: without it the job only writes (the bucket's lifecycle rule does retention)
+    write_only = up.parse_args(["upload", *REQUIRED["upload"]])
+    assert (write_only.retain, write_only.k3s_folder, write_only.k3s_retain) == (None, "", 0)
+    assert up.parse_args(["upload", *REQUIRED["upload"], "--retain=3"]).retain == 3
+    assert up.parse_args(["upload", *REQUIRED["upload"], "--k3s-retain=84"]).k3s_retain == 84
 
 
 def test_salt_and_nonce_prefix_are_fresh_random_bytes_of_their_size(monkeypatch: pytest.MonkeyPatch,

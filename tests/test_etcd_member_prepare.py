@@ -518,19 +518,54 @@ def _prepare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, states: Any, *, cl
     return code, asked, slept, beacon
 
 
-def test_prepare_asks_every_other_member_on_its_first_peer_url_until_its_window_ends(
+def test_prepare_asks_every_other_member_on_its_first_peer_url_and_keeps_waiting_with_reminders(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A member without data never bootstraps while a peer is down, and never gives up (exiting would only put the
+    pod into back-off while its beacon stops answering "empty"): it says why once, then again every window."""
     def down(name: str) -> prep.PeerState:
         return prep.PeerState(name, "down", detail="refused")
 
-    code, asked, slept, beacon = _prepare(tmp_path, monkeypatch, [down] * 20)
-    # clock: 0 at the start (deadline 30), then 10, 20, 30 after each round: three rounds, two pauses of 2 s
-    assert code == 1 and slept == [2.0, 2.0]
-    assert asked == [("etcd-0", _url(0)), ("etcd-1", _url(1))] * 3
+    def empty(name: str) -> prep.PeerState:
+        return prep.PeerState(name, "empty")
+
+    code, asked, slept, beacon = _prepare(tmp_path, monkeypatch, [down] * 12 + [empty] * 2)
+    # clock: 0 at the start (first reminder due at 30), then 10, 20, ... after each round: six rounds down, a
+    # pause of 2 s after each, reminders at 30 and 60 (the next one due a window after the last), then created
+    assert code == 0 and slept == [2.0] * 6
+    assert asked == [("etcd-0", _url(0)), ("etcd-1", _url(1))] * 7
     assert beacon == {"shutdown": 1, "server_close": 1}
-    err = capsys.readouterr().err
-    assert err.count("waiting:") == 1, "the same reason is said once"
-    assert "moved it to" not in err
+    reason = (f"no member reports a formed cluster and not every member answers (etcd-0: refused; etcd-1: refused); "
+              "a member that does not answer may hold the data, so this empty member does not bootstrap")
+    assert capsys.readouterr().err.splitlines() == [
+        f"etcd-prepare: etcd-2: waiting: {reason}",
+        f"etcd-prepare: etcd-2: still waiting after 30s: {reason} (runbook: {prep.RUNBOOK})",
+        f"etcd-prepare: etcd-2: still waiting after 60s: {reason} (runbook: {prep.RUNBOOK})",
+        "etcd-prepare: etcd-2: every other member answers and none has formed a cluster: creating it"]
+    assert json.loads((tmp_path / "etcd.conf.yaml").read_text())["initial-cluster-state"] == "new"
+
+
+def test_a_new_reason_is_said_at_once_not_as_a_reminder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def down(detail: str) -> Any:
+        return lambda name: prep.PeerState(name, "down", detail=detail)
+
+    def empty(name: str) -> prep.PeerState:
+        return prep.PeerState(name, "empty")
+
+    states = [down("refused")] * 4 + [down("timed out")] * 2 + [empty] * 2
+    code, asked, slept, beacon = _prepare(tmp_path, monkeypatch, states, wait=20)
+    assert code == 0 and slept == [2.0] * 3 and beacon == {"shutdown": 1, "server_close": 1}
+    def reason(detail: str) -> str:
+        return (f"no member reports a formed cluster and not every member answers (etcd-0: {detail}; etcd-1: "
+                f"{detail}); a member that does not answer may hold the data, so this empty member does not bootstrap")
+
+    # round 1 (clock 10): said; round 2 (20): the window is over, a reminder; round 3 (30): a new reason, said at
+    # once as news, not as a reminder
+    assert capsys.readouterr().err.splitlines() == [
+        f"etcd-prepare: etcd-2: waiting: {reason('refused')}",
+        f"etcd-prepare: etcd-2: still waiting after 20s: {reason('refused')} (runbook: {prep.RUNBOOK})",
+        f"etcd-prepare: etcd-2: waiting: {reason('timed out')}",
+        "etcd-prepare: etcd-2: every other member answers and none has formed a cluster: creating it"]
 
 
 def test_prepare_rejoins_and_waits_when_the_rejoin_cannot_happen_yet(
