@@ -534,7 +534,7 @@ def test_prepare_asks_every_other_member_on_its_first_peer_url_and_keeps_waiting
     assert code == 0 and slept == [2.0] * 6
     assert asked == [("etcd-0", _url(0)), ("etcd-1", _url(1))] * 7
     assert beacon == {"shutdown": 1, "server_close": 1}
-    reason = (f"no member reports a formed cluster and not every member answers (etcd-0: refused; etcd-1: refused); "
+    reason = ("no member reports a formed cluster and not every member answers (etcd-0: refused; etcd-1: refused); "
               "a member that does not answer may hold the data, so this empty member does not bootstrap")
     assert capsys.readouterr().err.splitlines() == [
         f"etcd-prepare: etcd-2: waiting: {reason}",
@@ -554,7 +554,9 @@ def test_a_new_reason_is_said_at_once_not_as_a_reminder(
 
     states = [down("refused")] * 4 + [down("timed out")] * 2 + [empty] * 2
     code, asked, slept, beacon = _prepare(tmp_path, monkeypatch, states, wait=20)
+    assert len(asked) == 2 * 4
     assert code == 0 and slept == [2.0] * 3 and beacon == {"shutdown": 1, "server_close": 1}
+
     def reason(detail: str) -> str:
         return (f"no member reports a formed cluster and not every member answers (etcd-0: {detail}; etcd-1: "
                 f"{detail}); a member that does not answer may hold the data, so this empty member does not bootstrap")
