@@ -32,7 +32,7 @@ BOUNDS: list[tuple[type[BaseModel], str, Any, Any, Any, Any, dict[str, Any]]] = 
     (c.FailoverConfig, "bindingsPerCluster", 50, 1, 100000, 1, {}),
     (c.FailoverConfig, "podStartSeconds", 60, 0, 1800, 1, {}),
     (c.FailoverConfig, "rtoSeconds", None, 30, None, 1, {}),
-    (c.DnsFailoverConfig, "probePeriodSeconds", 5, 3, 60, 1, {}),
+    (c.DnsFailoverConfig, "probePeriodSeconds", 3, 3, 60, 1, {}),
     (c.DnsFailoverConfig, "probeTimeoutSeconds", 2, 1, 10, 1, {"probePeriodSeconds": 60}),
     (c.DnsFailoverConfig, "probeAttempts", 2, 1, 4, 1, {}),
     (c.DnsFailoverConfig, "failureThreshold", 3, 2, 10, 1, {"successThreshold": 30}),
@@ -45,7 +45,7 @@ BOUNDS: list[tuple[type[BaseModel], str, Any, Any, Any, Any, dict[str, Any]]] = 
     (c.HealthCheckConfig, "retries", 2, 0, 5, 1, {}),
     (c.PkiConfig, "caValidityHours", 87600, 8760, 175200, 1, {"leafValidityHours": 720}),
     (c.PkiConfig, "leafValidityHours", 8760, 720, 43800, 1, {}),
-    (c.EtcdBackupConfig, "retain", 28, 1, 1000, 1, BACKUP),
+    (c.EtcdBackupConfig, "retain", None, 1, 1000, 1, BACKUP),
     (c.MonitoringConfig, "scrapeIntervalSeconds", 30, 10, 300, 1, {}),
 ]
 """probePeriodSeconds' floor is 2 in the model, but the timeout (at least 1) must stay below it: 3 is the lowest
@@ -88,7 +88,6 @@ SCHEMA_BOUNDS = [(m, k, lo, hi) for m, k, _, lo, hi, _, _ in BOUNDS
                  if k not in ("probePeriodSeconds", "successThreshold")] + [
     (c.DnsFailoverConfig, "probePeriodSeconds", 2, 60),
     (c.DnsFailoverConfig, "successThreshold", 2, 30),
-    (c.DnsConfig, "ttl", 60, 60),
     (c.ReplicaConfig, "aggregatedApiserver", 2, None),
     (c.EtcdConfig, "replicas", 3, None),
     (c.HubConfig, "servers", 3, c.MAX_SPREAD_GROUP_SERVERS),
@@ -102,6 +101,14 @@ def test_the_schema_states_the_bounds_the_program_enforces(model: type[BaseModel
     prop = model.model_json_schema(by_alias=True)["properties"][key]
     prop = next((p for p in prop.get("anyOf", [prop]) if p.get("type") != "null"), prop)
     assert prop.get("minimum") == lo and prop.get("maximum") == hi, prop
+
+
+def test_the_schema_states_the_ttl_range_of_both_modes() -> None:
+    """dns.ttl is optional (its default depends on the mode): the bounds sit beside the anyOf, 5 (self-hosted's
+    floor) to 60; mode hetzner's floor of 60 is the model's check, tested below."""
+    prop = c.DnsConfig.model_json_schema(by_alias=True)["properties"]["ttl"]
+    assert (prop["minimum"], prop["maximum"]) == (c.SELF_HOSTED_MIN_TTL, c.DNS_MAX_TTL) == (5, 60)
+    assert {p["type"] for p in prop["anyOf"]} == {"integer", "null"} and prop["default"] is None
 
 
 def test_the_float_rate_is_strictly_positive_and_at_most_fifty() -> None:
@@ -139,11 +146,25 @@ def test_probe_timeout_below_period_and_restore_slower_than_withdraw() -> None:
 
 def test_ttl_is_hetzners_minimum_and_hold_down_covers_it() -> None:
     assert (c.HETZNER_DNS_MIN_TTL, c.DNS_MAX_TTL) == (60, 60)
-    assert c.DnsConfig(domain="example.com").ttl == 60
+    assert c.DnsConfig(domain="example.com").ttl == 60 and c.DnsConfig(domain="example.com").record_ttl == 60
     assert _refused(c.DnsConfig, {"domain": "example.com", "ttl": 59})
     assert _refused(c.DnsConfig, {"domain": "example.com", "ttl": 61})
     assert _ok(c.DnsConfig, {"domain": "example.com", "failover": {"holdDownSeconds": 60}})
     assert _refused(c.DnsConfig, {"domain": "example.com", "failover": {"holdDownSeconds": 59}})
+
+
+SELF_HOSTED = {"mode": "self-hosted", "domain": "fleet.example.com", "selfHosted": {"parentZone": "example.com"}}
+
+
+def test_self_hosted_ttl_is_five_to_sixty_default_fifteen_and_hold_down_covers_it() -> None:
+    assert c.SELF_HOSTED_MIN_TTL == 5 and c.DNS_TTL_DEFAULTS == {"hetzner": 60, "self-hosted": 15}
+    assert _ok(c.DnsConfig, SELF_HOSTED).record_ttl == 15  # type: ignore[attr-defined]
+    for ttl in (5, 60):
+        assert _ok(c.DnsConfig, {**SELF_HOSTED, "ttl": ttl}).record_ttl == ttl  # type: ignore[attr-defined]
+    for ttl in (4, 61):
+        assert _refused(c.DnsConfig, {**SELF_HOSTED, "ttl": ttl}), ttl
+    assert _ok(c.DnsConfig, {**SELF_HOSTED, "ttl": 30, "failover": {"holdDownSeconds": 30}})
+    assert _refused(c.DnsConfig, {**SELF_HOSTED, "ttl": 30, "failover": {"holdDownSeconds": 29}})
 
 
 def test_health_check_timeout_within_its_interval() -> None:
@@ -196,8 +217,23 @@ def test_schedules_are_five_field_crons(cron: str, ok: bool) -> None:
 # ------------------------------------------------------------------------------------------ networks
 
 
+def _ssh_string(data: bytes) -> bytes:
+    return len(data).to_bytes(4, "big") + data
+
+
+def _ssh_key(kind: str, *fields: bytes, comment: str = "ops") -> str:
+    """An OpenSSH public key line whose base64 holds SSH strings: the key type, then `fields`."""
+    import base64
+
+    blob = b"".join(_ssh_string(f) for f in (kind.encode(), *fields))
+    return f"{kind} {base64.b64encode(blob).decode()} {comment}".rstrip()
+
+
+ED25519 = _ssh_key("ssh-ed25519", bytes(range(32)))
+
+
 def _hub_data(**firewall: Any) -> dict[str, Any]:
-    return {"sshKeys": [{"name": "ops", "publicKey": "ssh-ed25519 AAAA ops"}],
+    return {"sshKeys": [{"name": "ops", "publicKey": ED25519}],
             "firewall": {"sshCidrs": ["198.51.100.0/24"], "apiCidrs": ["198.51.100.0/24"], **firewall}}
 
 
@@ -254,7 +290,12 @@ def test_public_addresses_count_only_routable_space_once() -> None:
     ("2001:db8::1/48", None, "'2001:db8::1/48' has host bits set; did you mean 2001:db8::/48?"),
     ("10.0.0.300/16", None, "'10.0.0.300/16' is not a valid IPv4 network like 198.51.100.0/24"),
     ("2001:zz::/48", None, "'2001:zz::/48' is not a valid IPv6 network like 2001:db8::/48"),
-    (42, None, "must be a network in CIDR notation like 198.51.100.0/24 (got a int)"),
+    (42, None, "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got the number 42)"),
+    (4.5, None, "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got the number 4.5)"),
+    (True, None, "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got a boolean)"),
+    (["10.0.0.0/8"], None, "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got a list)"),
+    ({"a": 1}, None, "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got a mapping)"),
+    (None, None, "must be a network in CIDR notation written as text, like 198.51.100.0/24 (got a NoneType)"),
 ])
 def test_networks_are_read_with_a_message_for_the_family_written(value: Any, family: int | None, error: str) -> None:
     from pydantic_core import PydanticCustomError
@@ -276,7 +317,7 @@ def test_a_cidr_that_is_not_a_string_is_a_one_line_error(dev: tuple[dict[str, An
     with pytest.raises(ConfigError) as exc:
         _validate(dev, edit)
     assert str(exc.value) == ("stacks/Pulumi.dev.yaml: karmada-hub:hub.firewall.sshCidrs[0]: must be a network in "
-                              "CIDR notation like 198.51.100.0/24 (got a int)")
+                              "CIDR notation written as text, like 198.51.100.0/24 (got the number 42)")
 
 
 def test_the_hub_network_is_private_and_holds_its_subnet() -> None:
@@ -289,13 +330,42 @@ def test_the_hub_network_is_private_and_holds_its_subnet() -> None:
 
 
 def test_ssh_keys_are_public_keys() -> None:
-    ok = {"name": "ops", "publicKey": "ssh-ed25519 AAAAC3Nz+/= ops@host"}
+    ok = {"name": "ops", "publicKey": _ssh_key("ssh-ed25519", bytes(32), comment="ops@host")}
     assert _ok(c.SshKeyConfig, ok)
-    for key in ("ssh-rsa AAAA", "ecdsa-sha2-nistp256 AAAA", "ecdsa-sha2-nistp521 AAAA x"):
+    for key in (_ssh_key("ssh-rsa", b"\x01\x00\x01", bytes(257), comment=""),
+                _ssh_key("ecdsa-sha2-nistp256", b"nistp256", bytes(65), comment=""),
+                _ssh_key("ecdsa-sha2-nistp384", b"nistp384", bytes(97), comment=""),
+                _ssh_key("ecdsa-sha2-nistp521", b"nistp521", bytes(133), comment="x")):
         assert _ok(c.SshKeyConfig, {**ok, "publicKey": key}), key
-    for key in ("ssh-dss AAAA", "ecdsa-sha2-nistp257 AAAA", "ssh-ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----",
-                "ssh-ed25519 AAAA PRIVATE KEY"):
+    for key in (_ssh_key("ssh-dss", bytes(20)), _ssh_key("ecdsa-sha2-nistp257", bytes(20)), "ssh-ed25519",
+                "-----BEGIN OPENSSH PRIVATE KEY-----", ED25519 + " PRIVATE KEY"):
         assert _refused(c.SshKeyConfig, {**ok, "publicKey": key}), key
+
+
+@pytest.mark.parametrize(("key", "kind"), [
+    ("ssh-ed25519 AAAA ops", "ssh-ed25519"),  # three zero bytes: no SSH string at all
+    ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 ops", "ssh-ed25519"),  # cut short after the type
+    (_ssh_key("ssh-ed25519", bytes(31)), "ssh-ed25519"),
+    (_ssh_key("ssh-ed25519", bytes(33)), "ssh-ed25519"),
+    (_ssh_key("ssh-ed25519", bytes(32), b"x"), "ssh-ed25519"),
+    (_ssh_key("ssh-ed25519"), "ssh-ed25519"),  # the type alone
+    (ED25519.replace("ssh-ed25519", "ssh-rsa", 1), "ssh-rsa"),  # the line's type is not the blob's
+    (_ssh_key("ssh-rsa", b"\x01\x00\x01", bytes(257))[:-8] + " ops", "ssh-rsa"),  # a length past the end
+])
+def test_a_cut_or_mangled_ssh_key_is_refused_with_what_to_paste(key: str, kind: str) -> None:
+    with pytest.raises(ValidationError) as exc:
+        c.SshKeyConfig.model_validate({"name": "ops", "publicKey": key})
+    assert (f"the {kind} key is cut short or mangled (its base64 does not hold a whole {kind} key); paste the whole "
+            "line `ssh-keygen -y -f <keyfile>` prints") in str(exc.value)
+
+
+def test_an_ssh_key_blob_with_bytes_after_its_last_string_is_refused() -> None:
+    import base64
+
+    blob = base64.b64decode(ED25519.split()[1]) + b"\x00\x00"
+    assert _refused(c.SshKeyConfig, {"name": "ops", "publicKey": f"ssh-ed25519 {base64.b64encode(blob).decode()}"})
+    rsa = base64.b64decode(_ssh_key("ssh-rsa", b"\x01\x00\x01", bytes(8)).split()[1]) + b"\x00"
+    assert _refused(c.SshKeyConfig, {"name": "ops", "publicKey": f"ssh-rsa {base64.b64encode(rsa).decode()}"})
 
 
 def test_hub_defaults_and_names() -> None:
@@ -426,14 +496,19 @@ def test_a_region_stack_names_its_hub_and_one_of_its_regions() -> None:
             FleetConfig.from_mapping({**raw, **changes}, "stacks/Pulumi.prod-fsn1.yaml", secrets)
         return str(exc.value)
 
-    # (the custom "missing" kind is rendered as pydantic's own: "is required"; tests/test_example_stacks.py pins it)
-    assert check(region="mars") == "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: is required"
+    assert check(region="mars") == (
+        "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: 'mars' is not a key of regions (eu-fsn); role 'region' "
+        "needs region: the key of regions this stack rolls out")
     without = {k: v for k, v in raw.items() if k != "region"}
-    with pytest.raises(ConfigError, match="karmada-hub:region: is required"):
+    with pytest.raises(ConfigError) as exc:
         FleetConfig.from_mapping(without, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+    assert str(exc.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:region: role 'region' needs region: the key "
+                              "of regions this stack rolls out")
     without_hub = {k: v for k, v in raw.items() if k != "hubStack"}
-    with pytest.raises(ConfigError, match="karmada-hub:hubStack: is required"):
+    with pytest.raises(ConfigError) as exc:
         FleetConfig.from_mapping(without_hub, "stacks/Pulumi.prod-fsn1.yaml", secrets)
+    assert str(exc.value) == ("stacks/Pulumi.prod-fsn1.yaml: karmada-hub:hubStack: role 'region' needs hubStack.stack "
+                              "(the hub stack to reference)")
 
 
 def test_public_space_after_a_private_v6_network_still_counts() -> None:
@@ -449,7 +524,8 @@ def test_quorum_sizes_are_stated_odd_in_the_schema() -> None:
 
 def test_a_hub_has_at_least_one_ssh_key_and_its_zone_is_its_first_locations() -> None:
     assert _refused(c.HubConfig, {**_hub_data(), "sshKeys": []})
-    two = [{"name": "a", "publicKey": "ssh-ed25519 AAAA a"}, {"name": "b", "publicKey": "ssh-ed25519 AAAA b"}]
+    two = [{"name": "a", "publicKey": _ssh_key("ssh-ed25519", bytes(32), comment="a")},
+           {"name": "b", "publicKey": _ssh_key("ssh-ed25519", bytes(range(32)), comment="b")}]
     assert len(c.HubConfig.model_validate({**_hub_data(), "sshKeys": two}).ssh_keys) == 2
     assert c.HubConfig.model_validate({**_hub_data(), "locations": ["ash"]}).network_zone == "us-east"
     assert c.HubConfig.model_validate({**_hub_data(), "locations": ["ash"]}).lb_location == "ash"
@@ -476,12 +552,46 @@ def test_region_stacks_run_two_apiservers_by_assumption_and_no_monitoring() -> N
                                          "hub (role hub); enable it there and remove it here")
 
 
-def test_a_region_stack_needs_the_dns_zones_token() -> None:
+def test_a_region_stack_holds_no_dns_zone_token_and_no_owner_id() -> None:
+    """The hub owns every record (security review 2, H5): the zone's token in a region's file is refused, under
+    whatever key dns.tokenConfigKey names, and so is external-dns' owner id."""
     raw, secrets = _region()
-    del raw["hetznerDnsToken"]
-    assert _error(raw, secrets - {"hetznerDnsToken"}) == (
-        "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.tokenConfigKey: stack secret karmada-hub:hetznerDnsToken is "
-        "not set (pulumi config set --secret hetznerDnsToken <token>)")
+    assert "hetznerDnsToken" not in secrets
+    assert FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-fsn1.yaml", secrets).dns is not None
+    assert _error({**raw, "hetznerDnsToken": "x"}, secrets | {"hetznerDnsToken"}) == (
+        "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.tokenConfigKey: a region stack holds no DNS zone token (the hub "
+        "stack owns every record); remove karmada-hub:hetznerDnsToken from this file")
+    other = {**raw, "dns": {**raw["dns"], "tokenConfigKey": "zoneToken"}}
+    assert FleetConfig.from_mapping({**other, "hetznerDnsToken": "x"}, "stacks/Pulumi.prod-fsn1.yaml",
+                                    secrets | {"hetznerDnsToken"}).dns is not None
+    assert _error({**other, "zoneToken": "x"}, secrets | {"zoneToken"}).endswith(
+        "remove karmada-hub:zoneToken from this file")
+    owned = {**raw, "dns": {**HETZNER, "domain": raw["dns"]["domain"], "txtOwnerId": "fleet"}}
+    assert _error(owned, secrets) == (
+        "stacks/Pulumi.prod-fsn1.yaml: karmada-hub:dns.txtOwnerId: external-dns runs in the hub stack (role hub), "
+        "which owns the fleet's names; set txtOwnerId there and remove it here")
+
+
+HETZNER = {"mode": "hetzner", "ttl": 60}
+
+
+def test_a_hub_in_mode_hetzner_needs_an_owner_id_and_the_token(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
+    def hetzner(owner: str | None = None) -> Any:
+        def edit(raw: dict[str, Any]) -> None:
+            raw["dns"] = {**HETZNER, "domain": raw["dns"]["domain"], **({"txtOwnerId": owner} if owner else {})}
+        return edit
+
+    assert _validate(dev, hetzner("fleet")).dns.txt_owner_id == "fleet"  # type: ignore[union-attr]
+    with pytest.raises(ConfigError) as exc:
+        _validate(dev, hetzner())
+    assert str(exc.value) == ("stacks/Pulumi.dev.yaml: karmada-hub:dns.txtOwnerId: required: an external-dns owner id "
+                              "unique to this fleet (e.g. karmada-hub-dev)")
+    with pytest.raises(ConfigError) as exc:
+        _validate(dev, lambda raw: (hetzner("fleet")(raw), raw.pop("hetznerDnsToken", None)),
+                  secrets=dev[1] - {"hetznerDnsToken"})
+    assert str(exc.value) == ("stacks/Pulumi.dev.yaml: karmada-hub:dns.tokenConfigKey: stack secret "
+                              "karmada-hub:hetznerDnsToken is not set (pulumi config set --secret hetznerDnsToken "
+                              "<token>)")
 
 
 def test_a_hub_role_without_a_hub_section_is_refused(dev: tuple[dict[str, Any], frozenset[str]]) -> None:
