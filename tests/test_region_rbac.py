@@ -27,8 +27,18 @@ def intents() -> dict[str, RegionIntent]:
     return {i.region: i for i in region_intents(load_stack("prod-hub"), "prod-hub")}
 
 
-def test_identity_names() -> None:
-    assert r.region_user("eu-fsn") == "karmada-hub:region:eu-fsn"
+def test_identity_names(intents: dict[str, RegionIntent]) -> None:
+    """The user is the one the hub signs into the region's certificates: its accepted CSR's, with the key id; a
+    region without one has no user and no RBAC at all."""
+    fsn = intents["eu-fsn"]
+    assert fsn.csr is not None and r.region_user(fsn) == fsn.csr.user
+    assert fsn.csr.user.startswith("karmada-hub:region:eu-fsn:") and len(fsn.csr.user) == len(
+        "karmada-hub:region:eu-fsn:") + 12
+    unsigned = RegionIntent(fsn.stack, fsn.region, fsn.config)
+    assert r.region_user(unsigned) is None
+    assert r.karmada_rbac(unsigned) == [] and r.host_rbac(unsigned) == []
+    assert r.karmada_grants(unsigned) == r.karmada_grants(fsn), "the grants do not depend on the key"
+    assert r.role_name("eu-fsn") == "karmada-hub:region:eu-fsn"
     assert r.bootstrap_token_secret_name("m") == f"bootstrap-token-{member_docs.token_id('m')}"
     assert r.VERBS == ("get", "list", "watch", "create", "patch", "delete")
     assert r.BOOTSTRAP_NAMESPACE == "kube-system"
@@ -59,11 +69,23 @@ def test_karmada_grants_follow_members_tenants_and_traffic(intents: dict[str, Re
 
 
 def test_a_region_without_members_gets_only_its_tenants(intents: dict[str, RegionIntent]) -> None:
+    """The fleet's members are all elsewhere (the tenants placed without a region preference, so they still have
+    somewhere to go): no member Secret, no ingress override, no host grant, not even the region ConfigMap."""
     intent = intents["eu-fsn"]
-    empty = RegionIntent(intent.stack, intent.region, intent.config.model_copy(update={"members": []}))
+    config = intent.config
+    members = [m.model_copy(update={"region": "eu-hel"}) for m in config.members]
+    tenants = [t.model_copy(update={"placement": t.placement.model_copy(update={"preferred_regions": []})})
+               for t in config.tenants]
+    regions = {**config.regions, "eu-hel": config.regions["eu-fsn"]}
+    empty = RegionIntent(intent.stack, intent.region, config.model_copy(update={
+        "members": members, "tenants": tenants, "regions": regions}), intent.csr)
+    assert empty.members == [] and config.dns is not None
     grants = r.karmada_grants(empty)
-    assert grants and all(g.resource != "secrets" and g.namespace != "ingress-nginx" for g in grants)
-    assert r.host_grants(empty) == []
+    assert [(g.resource, g.namespace, g.name) for g in grants] == [
+        ("federatedresourcequotas", "shop", "shop"), ("overridepolicies", "payments", "payments-regional"),
+        ("overridepolicies", "shop", "shop-regional"), ("propagationpolicies", "payments", "payments"),
+        ("propagationpolicies", "payments", "payments-shared"), ("propagationpolicies", "shop", "shop")]
+    assert r.host_grants(empty) == [] and r.host_rbac(empty) == []
 
 
 def test_host_grants_follow_estimators_and_dns(intents: dict[str, RegionIntent]) -> None:
@@ -72,20 +94,20 @@ def test_host_grants_follow_estimators_and_dns(intents: dict[str, RegionIntent])
     assert grants == sorted(grants)
     assert [(g.group, g.resource, g.namespace, g.name) for g in grants] == [
         ("", "configmaps", "external-dns", "traffic-region-eu-fsn"),
-        *[("", "secrets", "karmada-system", f"karmada-scheduler-estimator-{m.name}-member-kubeconfig")
+        *[("", "secrets", "karmada-system", f"karmada-scheduler-estimator-{m.name}-member-token")
           for m in intent.members]]
     members = [m.model_copy(update={"scheduler_estimator": i == 0}) for i, m in enumerate(intent.members)]
     no_dns = RegionIntent(intent.stack, intent.region, intent.config.model_copy(update={"dns": None,
                                                                                         "members": members}))
     assert [g.name for g in r.host_grants(no_dns)] == [
-        f"karmada-scheduler-estimator-{members[0].name}-member-kubeconfig"]
+        f"karmada-scheduler-estimator-{members[0].name}-member-token"]
 
 
 def test_rbac_documents_one_role_per_namespace_bound_to_the_user_alone() -> None:
     grants = [r.Grant("", "secrets", "ns-b", "s2"), r.Grant("", "secrets", "ns-b", "s1"),
               r.Grant("policy.karmada.io", "overridepolicies", "ns-b", "o"), r.Grant("", "namespaces", "", "n"),
               r.Grant("", "configmaps", "ns-a", "c")]
-    docs = r._rbac("karmada-hub:region:x", grants)
+    docs = r._rbac("karmada-hub:region:x", "karmada-hub:region:x:0123456789ab", grants)
     labels = {"app.kubernetes.io/part-of": "karmada-hub"}
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role"}
     verbs = ["get", "list", "watch", "create", "patch", "delete"]
@@ -94,7 +116,8 @@ def test_rbac_documents_one_role_per_namespace_bound_to_the_user_alone() -> None
         meta = {"name": "karmada-hub:region:x", "labels": labels, **({"namespace": ns} if ns else {})}
         return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": f"{kind}Binding", "metadata": meta,
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": "karmada-hub:region:x"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "karmada-hub:region:x"}]}
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                              "name": "karmada-hub:region:x:0123456789ab"}]}
 
     assert docs == [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
@@ -111,13 +134,17 @@ def test_rbac_documents_one_role_per_namespace_bound_to_the_user_alone() -> None
         binding("Role", "ns-b"),
     ]
     assert docs[2]["metadata"] is not docs[3]["metadata"]
-    assert r._rbac("u", []) == []
+    assert r._rbac("n", "u", []) == []
 
 
 def test_karmada_and_host_rbac_are_the_users_grants(intents: dict[str, RegionIntent]) -> None:
     intent = intents["eu-hel"]
-    assert r.karmada_rbac(intent) == r._rbac("karmada-hub:region:eu-hel", r.karmada_grants(intent))
-    assert r.host_rbac(intent) == r._rbac("karmada-hub:region:eu-hel", r.host_grants(intent))
+    assert intent.csr is not None
+    user = intent.csr.user
+    assert r.karmada_rbac(intent) == r._rbac("karmada-hub:region:eu-hel", user, r.karmada_grants(intent))
+    assert r.host_rbac(intent) == r._rbac("karmada-hub:region:eu-hel", user, r.host_grants(intent))
+    assert {d["metadata"]["name"] for d in r.karmada_rbac(intent)} == {"karmada-hub:region:eu-hel"}
+    assert {s["name"] for d in r.host_rbac(intent) for s in d.get("subjects", [])} == {user}
 
 
 def test_grants_are_read_from_the_rendered_objects() -> None:
@@ -221,10 +248,27 @@ def test_the_host_polices_its_namespaces_and_admits_the_api_clients() -> None:
     assert netpol.namespaces(dev) == ["karmada-system", "external-dns"]
     assert netpol.namespaces(dev.model_copy(update={"dns": None})) == ["karmada-system"]
     keys = {w.key for w in netpol.host_workloads(dev, ["m1"])}
-    assert {"karmada-system/etcd-backup", "karmada-system/etcd-defrag", "karmada-system/karmada-scheduler-estimator-m1",
-            "external-dns/external-dns", "external-dns/status-refresher", "external-dns/traffic-failover",
-            "monitoring/prometheus", "karmada-system/karmada-hub-exporter",
-            "karmada-system/karmada-descheduler"} <= keys
+    assert dev.dns is not None and dev.dns.self_hosted_mode
+    assert keys == {
+        "karmada-system/etcd", "karmada-system/etcd-backup", "karmada-system/etcd-defrag",
+        "karmada-system/karmada-aggregated-apiserver", "karmada-system/karmada-apiserver",
+        "karmada-system/karmada-controller-manager", "karmada-system/karmada-dashboard-api",
+        "karmada-system/karmada-dashboard-web", "karmada-system/karmada-descheduler",
+        "karmada-system/karmada-hub-exporter", "karmada-system/karmada-scheduler",
+        "karmada-system/karmada-scheduler-estimator-m1", "karmada-system/karmada-search",
+        "karmada-system/karmada-webhook",
+        "karmada-system/kube-controller-manager", "external-dns/status-refresher", "external-dns/traffic-failover",
+        "monitoring/prometheus"}, "mode self-hosted runs no external-dns"
+    approver = {w.key for w in netpol.host_workloads(dev, ["m1"], approver=True)}
+    assert approver - keys == {"karmada-system/karmada-agent-csr-approver"} and keys <= approver
+    hetzner = dev.model_copy(update={"dns": dev.dns.model_copy(update={"mode": "hetzner", "self_hosted": None})})
+    assert {w.key for w in netpol.host_workloads(hetzner, ["m1"])} - keys == {"external-dns/external-dns"}
+    plain = dev.model_copy(update={"karmada": dev.karmada.model_copy(update={
+        "addons": dev.karmada.addons.model_copy(update={
+            "search": dev.karmada.addons.search.model_copy(update={"enabled": False}),
+            "dashboard": dev.karmada.addons.dashboard.model_copy(update={"enabled": False})})})})
+    assert keys - {w.key for w in netpol.host_workloads(plain, ["m1"])} == {
+        "karmada-system/karmada-search", "karmada-system/karmada-dashboard-api", "karmada-system/karmada-dashboard-web"}
     bare = dev.model_copy(update={"dns": None, "monitoring": dev.monitoring.model_copy(update={"enabled": False}),
                                   "karmada": dev.karmada.model_copy(update={"etcd": dev.karmada.etcd.model_copy(
                                       update={"backup": None})})})
@@ -236,6 +280,9 @@ def test_the_host_polices_its_namespaces_and_admits_the_api_clients() -> None:
     assert sorted({c for cidrs in api.external.values() for c in cidrs}) == sorted(netpol.apiserver_clients(dev))
     policies = netpol.host_network_policies(dev, ["m1"])
     assert policies == f.network_policies(netpol.host_workloads(dev, ["m1"]), netpol.namespaces(dev))
+    assert netpol.host_network_policies(dev, ["m1"], approver=True) == f.network_policies(
+        netpol.host_workloads(dev, ["m1"], approver=True), netpol.namespaces(dev))
+    assert netpol.host_network_policies(dev, ["m1"], approver=True) != policies
 
 
 def test_declarations_are_values_and_run_here_unless_said() -> None:
