@@ -82,6 +82,7 @@ def test_k3s_hardening_values_are_pinned() -> None:
         "kube-controller-manager-arg": ["profiling=false"],
         "kube-scheduler-arg": ["profiling=false"],
     }
+    assert (ci.SNAPSHOT_CRON, ci.SNAPSHOT_RETENTION) == ("0 */6 * * *", 28)
     # the cluster DNS address is inside the service range, the two ranges apart
     assert ipaddress.ip_address("10.43.0.10") in ipaddress.ip_network(ci.SERVICE_CIDR)
     assert not ipaddress.ip_network(ci.POD_CIDR).overlaps(ipaddress.ip_network(ci.SERVICE_CIDR))
@@ -104,6 +105,7 @@ EXPECTED_FILES = {
     "/etc/rancher/k3s/token": "0600",
     "/etc/systemd/system/k3s.service": "0644",
     "/usr/local/sbin/install-k3s": "0700",
+    "/usr/local/sbin/k3s-private-net": "0700",
     "/etc/karmada-hub/metadata-guard.rules": "0600",
     "/usr/local/sbin/karmada-hub-metadata-guard": "0700",
     "/etc/systemd/system/karmada-hub-metadata-guard.service": "0644",
@@ -129,9 +131,11 @@ def test_files_modes_and_owner_of_a_joining_server() -> None:
     assert content(got[ci.GUARD_UNIT_PATH]) == ci.GUARD_UNIT_TEXT
     assert content(got[ci.UNIT_PATH]) == ci.SYSTEMD_UNIT
     assert content(got[ci.INSTALL_SCRIPT_PATH]) == ci.install_script("v1.34.1+k3s1", None)
+    assert content(got[ci.PRIVATE_NET_PATH]) == ci.private_net_script("10.0.1.11")
     doc = yaml.safe_load(document)
     assert doc["package_update"] is False
-    # the guard before anything else, the installer (which starts k3s) last; a joiner decides nothing
+    # the guard before anything else, the installer (which starts k3s) last; what k3s waits for (the private
+    # address, the first server's join decision) are the unit's ExecStartPre steps, never runcmd lines
     assert doc["runcmd"] == [["systemctl", "daemon-reload"],
                              ["systemctl", "enable", "--now", "karmada-hub-metadata-guard.service"],
                              ["/usr/local/sbin/install-k3s"]]
@@ -149,13 +153,17 @@ def test_the_first_server_gets_the_ca_set_and_decides_at_boot() -> None:
     assert (got[f"{tls}/service.key"]["permissions"], content(got[f"{tls}/service.key"])) == ("0600", "SERVICE KEY\n")
     assert got[f"{tls}/service.key"]["encoding"] == "b64"
     assert got[ci.JOIN_MODE_PATH]["permissions"] == "0700"
-    assert content(got[ci.JOIN_MODE_PATH]) == ci.join_mode_script("ab" * 32, ("10.0.1.12", "10.0.1.13"))
+    assert content(got[ci.JOIN_MODE_PATH]) == ci.join_mode_script("ab" * 32, ("10.0.1.12", "10.0.1.13"),
+                                                                  "10.0.1.11")
+    assert (got[ci.JOIN_UNIT_DROPIN]["permissions"], content(got[ci.JOIN_UNIT_DROPIN])) == (
+        "0644", ci.JOIN_UNIT_DROPIN_TEXT)
     assert got[ci.ETCD_S3_DROPIN]["permissions"] == "0600"
     assert yaml.safe_load(content(got[ci.ETCD_S3_DROPIN])) == {"etcd-s3": True,
                                                                 "etcd-s3-config-secret": "k3s-etcd-snapshot-s3"}
-    assert len(got) == len(EXPECTED_FILES) + 2 * 5 + 1 + 2
+    assert len(got) == len(EXPECTED_FILES) + 2 * 5 + 1 + 3
     runcmd = yaml.safe_load(document)["runcmd"]
-    assert runcmd[2:] == [["/usr/local/sbin/k3s-join-mode"], ["/usr/local/sbin/install-k3s"]]
+    assert runcmd == [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", ci.GUARD_UNIT],
+                      ["/usr/local/sbin/install-k3s"]], "the join decision is a unit step, not a runcmd line"
 
 
 def test_paths_k3s_and_systemd_read() -> None:
@@ -170,6 +178,10 @@ def test_paths_k3s_and_systemd_read() -> None:
         "/etc/systemd/system/k3s.service", "/etc/systemd/system/karmada-hub-metadata-guard.service",
         "/etc/karmada-hub/metadata-guard.rules")
     assert ci.DATASTORE_WAL == "/var/lib/rancher/k3s/server/db/etcd/member/wal"
+    assert (ci.PRIVATE_NET_PATH, ci.FLANNEL_DROPIN, ci.UNIT_DROPIN_DIR, ci.JOIN_UNIT_DROPIN) == (
+        "/usr/local/sbin/k3s-private-net", "/etc/rancher/k3s/config.yaml.d/10-flannel-iface.yaml",
+        "/etc/systemd/system/k3s.service.d", "/etc/systemd/system/k3s.service.d/50-join-mode.conf")
+    assert (ci.PRIVATE_NET_WAIT_SECONDS, ci.PRIVATE_NET_PAUSE_SECONDS) == (600, 2)
     assert (ci.K3S_API_PORT, ci.METADATA_ADDRESS) == (6443, "169.254.169.254")
 
 
@@ -225,9 +237,12 @@ def test_etcd_s3_config_takes_only_a_secret_name() -> None:
 def test_day_two_files() -> None:
     assert ci.day_two_files(server(join_url="https://x:6443")) == []
     first = ci.day_two_files(server())
-    assert [f["path"] for f in first] == [ci.JOIN_MODE_PATH]
+    assert [(f["path"], f["permissions"]) for f in first] == [(ci.JOIN_MODE_PATH, "0700"),
+                                                             (ci.JOIN_UNIT_DROPIN, "0644")]
+    assert first[0]["content"] == ci.join_mode_script("ab" * 32, ("10.0.1.12", "10.0.1.13"), "10.0.1.11")
     both = ci.day_two_files(server(etcd_s3_secret="s3"))
-    assert [f["path"] for f in both] == [ci.JOIN_MODE_PATH, ci.ETCD_S3_DROPIN]
+    assert [f["path"] for f in both] == [ci.JOIN_MODE_PATH, ci.JOIN_UNIT_DROPIN, ci.ETCD_S3_DROPIN]
+    assert ci.day_two_files(server(join_url="https://x:6443", etcd_s3_secret="s3"))[0]["path"] == ci.ETCD_S3_DROPIN
 
 
 # ------------------------------------------------------------------------------------------ metadata guard
@@ -342,10 +357,14 @@ def test_the_guard_unit_runs_before_k3s_and_k3s_requires_it() -> None:
     assert dict(k3s["Service"]) == {
         "Type": "notify", "KillMode": "process", "Delegate": "yes", "LimitNOFILE": "1048576",
         "LimitNPROC": "infinity", "LimitCORE": "infinity", "TasksMax": "infinity", "TimeoutStartSec": "0",
-        "Restart": "always", "RestartSec": "5s", "ExecStartPre": "-/sbin/modprobe overlay",
+        "Restart": "always", "RestartSec": "5s", "ExecStartPre": "/usr/local/sbin/k3s-private-net",
         "ExecStart": "/usr/local/bin/k3s server"}
-    assert "ExecStartPre=-/sbin/modprobe br_netfilter\n" in ci.SYSTEMD_UNIT
+    # the private address is awaited last, right before k3s (not "-": its failure fails the start)
+    assert ("\nExecStartPre=-/sbin/modprobe br_netfilter\nExecStartPre=-/sbin/modprobe overlay\n"
+            "ExecStartPre=/usr/local/sbin/k3s-private-net\nExecStart=/usr/local/bin/k3s server\n") in ci.SYSTEMD_UNIT
     assert dict(k3s["Install"]) == {"WantedBy": "multi-user.target"}
+    join = _unit(ci.JOIN_UNIT_DROPIN_TEXT)
+    assert join.sections() == ["Service"] and dict(join["Service"]) == {"ExecStartPre": "/usr/local/sbin/k3s-join-mode"}
 
 
 # ------------------------------------------------------------------------------------------ installer
@@ -387,19 +406,22 @@ def test_installer_installs_nothing_it_cannot_verify(release: Any, tmp_path: Pat
 
 
 def test_join_mode_defaults_probe_every_peer_for_two_minutes() -> None:
-    script = ci.join_mode_script("ab" * 32, ("10.0.1.12", "10.0.1.13"))
+    script = ci.join_mode_script("ab" * 32, ("10.0.1.12", "10.0.1.13"), "10.0.1.11")
     assert script.startswith("#!/bin/sh\n") and "\nset -eu\n" in script
     for line in ("expected='" + "ab" * 32 + "'", 'peers="${K3S_JOIN_PEERS:-10.0.1.12 10.0.1.13}"',
                  'port="${K3S_JOIN_PORT:-6443}"', 'dropin="${K3S_JOIN_DROPIN:-/etc/rancher/k3s/config.yaml.d/'
                  '50-join-mode.yaml}"', 'wal="${K3S_DATASTORE_WAL:-/var/lib/rancher/k3s/server/db/etcd/member/wal}"',
-                 'rounds="${K3S_JOIN_ROUNDS:-24}"', 'pause="${K3S_JOIN_PAUSE:-5}"'):
+                 'rounds="${K3S_JOIN_ROUNDS:-24}"', 'pause="${K3S_JOIN_PAUSE:-5}"',
+                 'node_ip="${K3S_NODE_IP:-10.0.1.11}"'):
         assert f"\n{line}\n" in script, line
     assert ci.JOIN_PROBE_ROUNDS * ci.JOIN_PROBE_PAUSE_SECONDS == 120
     assert ci.JOIN_DROPIN == ci.DROPIN_DIR + "/50-join-mode.yaml"
     with pytest.raises(ValueError, match="sha256"):
-        ci.join_mode_script("AB" * 32, ())
+        ci.join_mode_script("AB" * 32, (), "10.0.1.11")
     with pytest.raises(ValueError):
-        ci.join_mode_script("ab" * 32, ("not-an-ip",))
+        ci.join_mode_script("ab" * 32, ("not-an-ip",), "10.0.1.11")
+    with pytest.raises(ValueError):
+        ci.join_mode_script("ab" * 32, (), "10.0.1")
 
 
 def _ca_pem() -> bytes:
@@ -408,7 +430,7 @@ def _ca_pem() -> bytes:
 
 def test_join_mode_joins_the_peer_that_serves_our_ca(peer: Any, tmp_path: Path) -> None:
     peer.body = _ca_pem()
-    script = ci.join_mode_script(hashlib.sha256(_ca_pem()).hexdigest(), ())
+    script = ci.join_mode_script(hashlib.sha256(_ca_pem()).hexdigest(), (), "127.0.0.1")
     result, dropin = _run(script, tmp_path, peer.port, peers="127.0.0.1")
     assert result.returncode == 0, result.stderr
     assert dropin.read_text() == f"server: https://127.0.0.1:{peer.port}\n"
@@ -418,7 +440,7 @@ def test_join_mode_joins_the_peer_that_serves_our_ca(peer: Any, tmp_path: Path) 
 
 def test_join_mode_stops_at_another_ca_and_initialises_when_nobody_answers(peer: Any, tmp_path: Path) -> None:
     peer.body = b"somebody else's CA"
-    script = ci.join_mode_script(hashlib.sha256(_ca_pem()).hexdigest(), ())
+    script = ci.join_mode_script(hashlib.sha256(_ca_pem()).hexdigest(), (), "127.0.0.1")
     (tmp_path / "a").mkdir()
     result, dropin = _run(script, tmp_path / "a", peer.port, peers="127.0.0.1")
     assert result.returncode == 1 and not dropin.exists()
@@ -432,15 +454,147 @@ def test_join_mode_stops_at_another_ca_and_initialises_when_nobody_answers(peer:
 
 def test_join_mode_decides_once_and_never_over_a_datastore(peer: Any, tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
-    result, dropin = _run(ci.join_mode_script("ab" * 32, ()), tmp_path / "a", 1, wal=True)
+    result, dropin = _run(ci.join_mode_script("ab" * 32, (), "127.0.0.1"), tmp_path / "a", 1, wal=True)
     assert result.returncode == 0 and not dropin.exists() and "holds the datastore" in result.stdout
     (tmp_path / "b").mkdir()
     dropin = tmp_path / "b" / "config.yaml.d" / "50-join-mode.yaml"
     dropin.parent.mkdir(parents=True)
     dropin.write_text("server: https://10.0.1.12:6443\n")
-    result, _ = _run(ci.join_mode_script("ab" * 32, ()), tmp_path / "b", 1)
+    result, _ = _run(ci.join_mode_script("ab" * 32, (), "127.0.0.1"), tmp_path / "b", 1)
     assert result.returncode == 0 and "decided before: server: https://10.0.1.12:6443" in result.stdout
     assert dropin.read_text() == "server: https://10.0.1.12:6443\n"
+
+
+def _fake_ip(tmp_path: Path, answers: list[str]) -> tuple[Path, Path]:
+    """`ip` that prints `answers[n]` on its n-th call (the last one from then on) and `sleep` that only logs: the
+    address appearing, or never appearing, without root or time."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    for i, answer in enumerate(answers):
+        (tmp_path / f"ip.{i}").write_text(answer)
+    last = len(answers) - 1
+    (bin_dir / "ip").write_text(
+        f'#!/bin/sh\necho "ip $*" >> {log}\nn=$(grep -c "^ip " {log})\nn=$((n - 1))\n'
+        f'if [ "$n" -gt {last} ]; then n={last}; fi\ncat {tmp_path}/ip.$n\n')
+    (bin_dir / "sleep").write_text(f'#!/bin/sh\necho "sleep $*" >> {log}\n')
+    for tool in ("ip", "sleep"):
+        (bin_dir / tool).chmod(0o755)
+    return bin_dir, log
+
+
+ADDRS = ("1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
+         "2: eth0    inet 110.0.1.11/32 scope global eth0\\       valid_lft forever preferred_lft forever\n"
+         "3: ens11    inet 10.0.1.111/32 brd 10.0.1.111 scope global ens11\\       valid_lft forever\n")
+"""Addresses that contain 10.0.1.11 without being it."""
+
+
+def _line(dev: str) -> str:
+    return f"4: {dev}    inet 10.0.1.11/32 brd 10.0.1.11 scope global dynamic {dev}\\       valid_lft 86000sec\n"
+
+
+def _private_net(tmp_path: Path, answers: list[str], wait: int = 600, pause: int = 2) -> tuple[
+        subprocess.CompletedProcess[str], Path, list[str]]:
+    sh = require_tool("sh")
+    require_tool("awk")
+    bin_dir, log = _fake_ip(tmp_path, answers)
+    script = tmp_path / "k3s-private-net"
+    script.write_text(ci.private_net_script("10.0.1.11", wait))
+    dropin = tmp_path / "config.yaml.d" / "10-flannel-iface.yaml"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "K3S_FLANNEL_DROPIN": str(dropin), "K3S_PRIVATE_NET_PAUSE": str(pause)}
+    result = subprocess.run([sh, str(script)], env=env, capture_output=True, text=True, timeout=30)
+    calls = log.read_text().splitlines() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return result, dropin, calls
+
+
+def test_private_net_waits_for_no_one_when_the_address_is_there_and_pins_flannel(tmp_path: Path) -> None:
+    script = ci.private_net_script("10.0.1.11")
+    assert script.startswith("#!/bin/sh\n") and "\nset -eu\n" in script
+    for line in ('node_ip="${K3S_NODE_IP:-10.0.1.11}"',
+                 'dropin="${K3S_FLANNEL_DROPIN:-/etc/rancher/k3s/config.yaml.d/10-flannel-iface.yaml}"',
+                 'wait="${K3S_PRIVATE_NET_WAIT:-600}"', 'pause="${K3S_PRIVATE_NET_PAUSE:-2}"'):
+        assert f"\n{line}\n" in script, line
+    assert 'wait="${K3S_PRIVATE_NET_WAIT:-30}"' in ci.private_net_script("10.0.1.11", 30)
+    with pytest.raises(ValueError):
+        ci.private_net_script("enp7s0")
+    result, dropin, calls = _private_net(tmp_path, [ADDRS + _line("enp7s0")])
+    assert result.returncode == 0, result.stderr
+    assert calls == ["ip -o -4 addr show"], "no wait, no sleep"
+    assert dropin.read_text() == "flannel-iface: enp7s0\n" and oct(dropin.stat().st_mode & 0o777) == "0o600"
+    assert result.stdout == "k3s-private-net: 10.0.1.11 is on enp7s0; flannel uses enp7s0\n"
+    assert [p.name for p in dropin.parent.iterdir()] == [dropin.name], "no temporary file left"
+
+
+def test_private_net_rewrites_the_dropin_only_when_the_interface_changes(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    first.mkdir()
+    result, dropin, _ = _private_net(first, [_line("enp7s0")])
+    assert result.returncode == 0
+    same = tmp_path / "same"
+    same.mkdir()
+    (same / "config.yaml.d").mkdir()
+    (same / "config.yaml.d" / "10-flannel-iface.yaml").write_text("flannel-iface: enp7s0\n")
+    os.chmod(same / "config.yaml.d" / "10-flannel-iface.yaml", 0o640)
+    result, dropin, _ = _private_net(same, [_line("enp7s0")])
+    assert result.returncode == 0 and result.stdout == "", "unchanged: not written, nothing said"
+    assert oct(dropin.stat().st_mode & 0o777) == "0o640"
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    (moved / "config.yaml.d").mkdir()
+    (moved / "config.yaml.d" / "10-flannel-iface.yaml").write_text("flannel-iface: enp7s0\n")
+    result, dropin, _ = _private_net(moved, [_line("ens10")])
+    assert result.returncode == 0 and dropin.read_text() == "flannel-iface: ens10\n"
+
+
+def test_private_net_waits_for_the_address_then_gives_up_loudly(tmp_path: Path) -> None:
+    late = tmp_path / "late"
+    late.mkdir()
+    result, dropin, calls = _private_net(late, [ADDRS, "", _line("enp7s0")], pause=2)
+    assert result.returncode == 0, result.stderr
+    assert calls == ["ip -o -4 addr show", "sleep 2", "ip -o -4 addr show", "sleep 2", "ip -o -4 addr show"]
+    assert result.stdout == ("k3s-private-net: waiting for 10.0.1.11 on an interface\n"
+                             "k3s-private-net: 10.0.1.11 is on enp7s0; flannel uses enp7s0\n"), "the wait said once"
+    assert dropin.read_text() == "flannel-iface: enp7s0\n"
+    never = tmp_path / "never"
+    never.mkdir()
+    result, dropin, calls = _private_net(never, [ADDRS], wait=5, pause=2)
+    assert result.returncode == 1 and not dropin.exists()
+    assert calls.count("sleep 2") == 3, "0, 2, 4 s waited: at 6 >= 5 it stops"
+    assert result.stderr == ("k3s-private-net: 10.0.1.11 is on no interface after 6s: this server is not attached to "
+                             "the hub's private network (yet); k3s does not start without it\n")
+    exact = tmp_path / "exact"
+    exact.mkdir()
+    result, _, calls = _private_net(exact, [ADDRS], wait=4, pause=2)
+    assert result.returncode == 1 and calls.count("sleep 2") == 2 and "after 4s" in result.stderr
+
+
+def _join_without_net(tmp_path: Path, answers: list[str], port: int) -> tuple[subprocess.CompletedProcess[str], Path]:
+    sh = require_tool("sh")
+    for tool in ("curl", "sha256sum", "awk"):
+        require_tool(tool)
+    bin_dir, _ = _fake_ip(tmp_path, answers)
+    script = tmp_path / "k3s-join-mode"
+    script.write_text(ci.join_mode_script("ab" * 32, (), "10.0.1.11"))
+    dropin = tmp_path / "config.yaml.d" / "50-join-mode.yaml"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "K3S_JOIN_PEERS": "127.0.0.1", "K3S_JOIN_PORT": str(port),
+           "K3S_JOIN_DROPIN": str(dropin), "K3S_DATASTORE_WAL": str(tmp_path / "wal"), "K3S_JOIN_ROUNDS": "2",
+           "K3S_JOIN_PAUSE": "0"}
+    return subprocess.run([sh, str(script)], env=env, capture_output=True, text=True, timeout=60), dropin
+
+
+def test_join_mode_cannot_decide_without_its_private_address(tmp_path: Path) -> None:
+    message = ("k3s-join-mode: cannot decide: 10.0.1.11 is on no interface, so peers that do not answer prove "
+               "nothing\n")
+    (tmp_path / "a").mkdir()
+    result, dropin = _join_without_net(tmp_path / "a", [ADDRS], 1)
+    assert (result.returncode, result.stderr, dropin.exists()) == (1, message, False), "before the first probe"
+    (tmp_path / "b").mkdir()
+    result, dropin = _join_without_net(tmp_path / "b", [_line("enp7s0"), ""], 1)
+    assert (result.returncode, result.stderr, dropin.exists()) == (1, message, False), \
+        "the address went while nobody answered: silence proves nothing, no cluster-init"
+    (tmp_path / "c").mkdir()
+    result, dropin = _join_without_net(tmp_path / "c", [_line("enp7s0")], 1)
+    assert result.returncode == 0 and dropin.read_text() == "cluster-init: true\n"
 
 
 # ------------------------------------------------------------------------------------------ firewall
@@ -456,23 +610,20 @@ def test_each_firewall_rule_admits_exactly_its_own_sources() -> None:
     hub = _hub(ssh_cidrs=["198.51.100.0/28"], api_cidrs=["203.0.113.0/28", "2001:db8::/64"],
                karmada_cidrs=["192.0.2.0/29", "203.0.113.0/28"])
     rules = [(r.direction, r.protocol, r.port, list(r.source_ips)) for r in firewall_rules(hub)]
-    private = [str(hub.network.cidr)]
-    assert rules == [
+    public = [
         ("in", "tcp", "22", ["198.51.100.0/28"]),
         ("in", "tcp", "6443", ["203.0.113.0/28", "2001:db8::/64"]),
         ("in", "tcp", "32443", ["203.0.113.0/28", "2001:db8::/64", "192.0.2.0/29"]),
         ("in", "icmp", None, ["0.0.0.0/0", "::/0"]),
-        ("in", "tcp", "2379-2380", private),
-        ("in", "tcp", "10250", private),
-        ("in", "udp", "8472", private),
-        ("in", "tcp", "5001", private),
-        ("in", "tcp", "30000-32767", private),
     ]
+    assert rules == public, "nothing for the private network: a Cloud Firewall filters the public interface only"
+    dns = [(r.direction, r.protocol, r.port, list(r.source_ips)) for r in firewall_rules(hub, dns_service=True)]
+    assert dns == [*public, ("in", "udp", "53", ["0.0.0.0/0", "::/0"]), ("in", "tcp", "53", ["0.0.0.0/0", "::/0"])]
+    assert firewall_rules(hub, dns_service=False) == firewall_rules(hub)
+    assert [r.description for r in firewall_rules(hub, dns_service=True)][4:] == [
+        "DNS (udp) for the fleet's zone (self-hosted)", "DNS (tcp) for the fleet's zone (self-hosted)"]
     assert (K3S_API_PORT, KARMADA_API_NODE_PORT) == (6443, 32443)
     assert karmada_api_cidrs(hub) == ["203.0.113.0/28", "2001:db8::/64", "192.0.2.0/29"]
     assert [r.description for r in firewall_rules(hub)] == [
         "SSH from the stack's admin CIDRs", "k3s API from the stack's API CIDRs",
-        "karmada-apiserver from the API CIDRs and the Pull members' CIDRs", "ICMP (path MTU discovery, ping)",
-        "embedded etcd client/peer, private network only", "kubelet, private network only",
-        "flannel VXLAN, private network only", "embedded registry, private network only",
-        "NodePorts for the load balancers, private network only"]
+        "karmada-apiserver from the API CIDRs and the Pull members' CIDRs", "ICMP (path MTU discovery, ping)"]
