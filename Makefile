@@ -4,7 +4,7 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup setup-locked lock plan test lint budget docs clean upstream
+.PHONY: setup setup-locked lock plan test lint budget docs clean upstream mutation
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
@@ -49,6 +49,9 @@ upstream: setup  ## build the upstream binaries the tests run (Go module proxy; 
 test: setup upstream  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to turn missing-tool skips into failures)
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check .
+
+mutation: setup  ## mutation run over the safety-critical modules (docs/testing.md; not part of test; hours on 2 cores)
+	nice -n 15 $(BIN)/python -m bench.mutation $(TARGETS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1245,7 +1245,10 @@ class Controller:
         for name in list(self.absent):
             if name not in gone:
                 del self.absent[name]
-        if not names_known or not gone:
+        if not names_known:
+            return [], 0
+        if not gone:
+            self.refusing = False  # the list is whole again: a later refusal is said again
             return [], 0
         if not targets or len(gone) > max(1, len(existing) // 2):
             if not self.refusing:

@@ -208,3 +208,107 @@ def test_minted_client_cert_verifies_as_client(etcd_and_api: dict[str, x509.Cert
     subject = c["admin"].subject
     assert subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "system:admin"
     assert subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)[0].value == "system:masters"
+
+
+# ------------------------------------------------------------------------------------------ the table, pinned
+
+
+_S = ("digital_signature", "key_encipherment", "server_auth")
+_C = ("digital_signature", "key_encipherment", "client_auth")
+_B = ("digital_signature", "key_encipherment", "server_auth", "client_auth")
+_M = ("system:masters",)
+
+PKI_TABLE = [  # (name, signer, common name, organization, usages, file under flags.PKI_DIR)
+    ("etcd-server", "etcd-ca", "karmada-etcd-server", (), _B, "etcd/server"),
+    ("etcd-peer", "etcd-ca", "karmada-etcd-peer", (), _B, "etcd/peer"),
+    ("etcd-member-client", "etcd-ca", "karmada-etcd-member-prepare", (), _C, "etcd/member-client"),
+    ("apiserver-etcd-client", "etcd-ca", "karmada-apiserver-etcd-client", (), _C, "apiserver-etcd-client"),
+    ("aggregated-apiserver-etcd-client", "etcd-ca", "karmada-aggregated-apiserver-etcd-client", (), _C,
+     "aggregated-apiserver-etcd-client"),
+    ("front-proxy-client", "front-proxy-ca", "front-proxy-client", (), _C, "front-proxy-client"),
+    ("apiserver", "ca", "karmada-apiserver", (), _S, "apiserver"),
+    ("aggregated-apiserver", "ca", "karmada-aggregated-apiserver", (), _S, "aggregated-apiserver"),
+    ("webhook", "ca", "karmada-webhook", (), _S, "webhook"),
+    ("scheduler-estimator-client", "ca", "system:karmada:karmada-scheduler-grpc", (), _C,
+     "scheduler-estimator-client"),
+    ("descheduler-estimator-client", "ca", "system:karmada:karmada-descheduler-grpc", (), _C,
+     "descheduler-estimator-client"),
+    ("controller-manager", "ca", "system:karmada:karmada-controller-manager", _M, _C, None),
+    ("scheduler", "ca", "system:karmada:karmada-scheduler", _M, _C, None),
+    ("webhook-client", "ca", "system:karmada:karmada-webhook", _M, _C, None),
+    ("aggregated-apiserver-client", "ca", "system:karmada:karmada-aggregated-apiserver", _M, _C, None),
+    ("descheduler", "ca", "system:karmada:karmada-descheduler", (), _C, None),
+    ("kube-controller-manager", "ca", "system:kube-controller-manager", (), _C, None),
+    ("admin", "ca", "system:admin", _M, _C, None),
+]
+"""Every leaf: the identity each component presents (CN and groups decide its RBAC), what it may do with it, and
+the file the component mounts. A changed CN or group silently changes who may do what."""
+
+
+def test_every_leaf_is_exactly_as_designed() -> None:
+    got = [(s.name, s.signer, s.common_name, s.organization, s.usages, s.file) for s in p.cert_specs(LB, DNS, 3)]
+    assert got == PKI_TABLE
+    assert [(c.name, c.common_name, c.file) for c in p.ca_specs()] == [
+        ("ca", "karmada", "ca"), ("etcd-ca", "karmada-etcd-ca", "etcd/ca"),
+        ("front-proxy-ca", "front-proxy-ca", "front-proxy-ca")]
+    assert (p.SA_KEY.name, p.SA_KEY.file) == ("sa", "sa")
+    assert (p.FRONT_PROXY_CLIENT_CN, p.DESCHEDULER_USER) == ("front-proxy-client", "system:karmada:karmada-descheduler")
+    for spec, expected in ((p.etcd_backup_cert_spec(), ("etcd-backup-client", "karmada-etcd-backup",
+                                                        "etcd/backup-client")),
+                           (p.etcd_maintenance_cert_spec(), ("etcd-maintenance-client", "karmada-etcd-maintenance",
+                                                             "etcd/maintenance-client"))):
+        assert (spec.name, spec.common_name, spec.file, spec.signer, spec.usages) == (*expected, "etcd-ca", _C)
+        assert not spec.dns_names and not spec.ip_addresses and not spec.organization
+
+
+def test_every_serving_name_is_exactly_as_designed() -> None:
+    sans = {s.name: (s.dns_names, s.ip_addresses) for s in p.cert_specs(["203.0.113.10", "203.0.113.10"],
+                                                                         ["api.example.com"], 2)}
+    etcd = ("etcd-0.etcd.karmada-system.svc.cluster.local", "etcd-1.etcd.karmada-system.svc.cluster.local",
+            "*.etcd.karmada-system.svc", "*.etcd.karmada-system.svc.cluster.local")
+    assert sans["etcd-server"] == (("localhost", "etcd-client.karmada-system", "etcd-client.karmada-system.svc",
+                                    "etcd-client.karmada-system.svc.cluster.local", *etcd), ("127.0.0.1",))
+    assert sans["etcd-peer"] == (("localhost", *etcd), ("127.0.0.1",))
+    assert sans["apiserver"] == (("kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                                  "kubernetes.default.svc.cluster.local", "karmada-apiserver",
+                                  "karmada-apiserver.karmada-system", "karmada-apiserver.karmada-system.svc",
+                                  "karmada-apiserver.karmada-system.svc.cluster.local", "localhost",
+                                  "api.example.com"), ("127.0.0.1", "203.0.113.10"))
+    assert sans["aggregated-apiserver"] == (("karmada-aggregated-apiserver.karmada-system",
+                                             "karmada-aggregated-apiserver.karmada-system.svc",
+                                             "karmada-aggregated-apiserver.karmada-system.svc.cluster.local",
+                                             "localhost"), ("127.0.0.1",))
+    assert sans["webhook"] == (("karmada-webhook.karmada-system", "karmada-webhook.karmada-system.svc",
+                                "karmada-webhook.karmada-system.svc.cluster.local"), ())
+    assert p.APISERVER_IN_CLUSTER_NAME == "karmada-apiserver.karmada-system.svc"
+    assert p.etcd_dns_names(1, "ns", "example.local") == (
+        "etcd-0.etcd.ns.svc.example.local", "*.etcd.ns.svc", "*.etcd.ns.svc.example.local")
+    est = p.estimator_cert_spec("m1", "ns", "example.local")
+    assert (est.name, est.common_name, est.file, est.usages, est.signer) == (
+        "scheduler-estimator-m1", "karmada-scheduler-estimator", "scheduler-estimator", _S, "ca")
+    assert est.dns_names == ("karmada-scheduler-estimator-m1.ns", "karmada-scheduler-estimator-m1.ns.svc",
+                             "karmada-scheduler-estimator-m1.ns.svc.example.local")
+    assert p.estimator_service_name("m1") == "karmada-scheduler-estimator-m1"
+    agent = p.agent_cert_spec("m1")
+    assert (agent.name, agent.file) == ("agent-m1", None)
+    with pytest.raises(ValueError, match="must be a DNS label of at most 48 chars"):
+        p.estimator_cert_spec("M1")
+    assert p.agent_cert_spec("a" * 48).name == "agent-" + "a" * 48
+    with pytest.raises(ValueError):
+        p.agent_cert_spec("a" * 49)
+
+
+def test_certificate_name_matching_is_gos() -> None:
+    assert p.hostname_matches("API.Example.com.", "api.example.COM")
+    assert p.hostname_matches("*.etcd.svc", "etcd-0.etcd.svc.")
+    assert not p.hostname_matches("*.etcd.svc", "etcd.svc") and not p.hostname_matches("*.etcd.svc", "a.b.etcd.svc")
+    assert not p.hostname_matches("*.etcd.svc", ".etcd.svc")
+    assert not p.hostname_matches("a*.etcd.svc", "ab.etcd.svc")
+
+
+def test_specs_are_values() -> None:
+    import dataclasses
+
+    for spec in (p.KARMADA_CA, p.agent_cert_spec("m1"), p.SA_KEY):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            spec.name = "x"  # type: ignore[misc]

@@ -168,11 +168,82 @@ def test_a_plan_prints_no_secret(rendered_dev) -> None:
     assert not any(secret in text for secret in _actual_secrets(rendered_dev))
 
 
+KEY_DATA = "client-key-data"
+KEY_DATA_TEXT = re.compile(r"client-key-data[\"']?\s*:\s*[\"']?([^\"'\s,}]+)")
+
+
+def client_key_data(files: dict[str, bytes]) -> list[tuple[str, str]]:
+    """(file, value) of every `client-key-data` in the plan's files: a key of any mapping, in JSON and YAML, in a
+    string that is itself a kubeconfig (a provider input, a ConfigMap or Secret value), in a Secret's base64
+    `data`; in text that does not parse, after `client-key-data:`."""
+    found: list[tuple[str, str]] = []
+
+    def walk(rel: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k == KEY_DATA:
+                    found.append((rel, v if isinstance(v, str) else repr(v)))
+                walk(rel, v)
+            if value.get("kind") == "Secret" and isinstance(value.get("data"), dict):
+                for v in value["data"].values():
+                    try:
+                        walk(rel, base64.b64decode(v, validate=True).decode())
+                    except (ValueError, TypeError):
+                        continue  # a redaction placeholder, not base64
+        elif isinstance(value, list):
+            for v in value:
+                walk(rel, v)
+        elif isinstance(value, str) and KEY_DATA in value:
+            try:
+                docs = [d for d in yaml.safe_load_all(value) if isinstance(d, dict | list)]
+            except yaml.YAMLError:
+                docs = []
+            if docs:
+                walk(rel, docs)
+            else:
+                found.extend((rel, v) for v in KEY_DATA_TEXT.findall(value))
+
+    for rel, content in files.items():
+        text = content.decode()
+        try:
+            walk(rel, json.loads(text) if rel.endswith(".json") else list(yaml.safe_load_all(text)))
+        except (ValueError, yaml.YAMLError):
+            walk(rel, text)
+    return found
+
+
+def _redacted(value: str) -> bool:
+    return value == "[secret]" or bool(PLACEHOLDER.match(value))
+
+
+def _kubeconfig_with_key() -> str:
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "users": [{"name": "admin", "user": {
+        "client-certificate-data": "Y2VydA==", KEY_DATA: base64.b64encode(b"-----BEGIN EC PRIVATE KEY-----").decode(),
+    }}]})
+
+
 def test_no_client_key_data_with_a_value(plan_dir: Path) -> None:
-    pattern = re.compile(r"client-key-data[\"']?\s*:\s*[\"']?([^\"'\s,}]+)")
-    for rel, content in files_of(plan_dir).items():
-        for value in pattern.findall(content.decode()):
-            assert value == "[secret]", f"{rel}: client-key-data {value[:12]}…"
+    files = files_of(plan_dir)
+    leaks = [(rel, value) for rel, value in client_key_data(files) if not _redacted(value)]
+    assert not leaks, [f"{rel}: client-key-data {value[:12]}…" for rel, value in leaks]
+
+    # The check can fail: the same plan with a kubeconfig that carries its key where a plan holds kubeconfigs
+    # (a provider input in plan.json, a Secret's base64 data and a ConfigMap value in a manifest file).
+    plan = json.loads(files["plan.json"])
+    provider = next(r for r in plan["resources"] if r["type"] == "pulumi:providers:kubernetes")
+    assert provider["inputs"]["kubeconfig"] == "[secret]"
+    provider["inputs"]["kubeconfig"] = _kubeconfig_with_key()
+    manifest = next(rel for rel in files if rel.startswith("manifests/"))
+    leaked = yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "leak"},
+         "data": {"config": base64.b64encode(_kubeconfig_with_key().encode()).decode()}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "leak"},
+         "data": {"config": _kubeconfig_with_key()}},
+    ])
+    doctored = {**files, "plan.json": json.dumps(plan).encode(), manifest: files[manifest] + b"---\n" + leaked.encode()}
+    found = [(rel, value) for rel, value in client_key_data(doctored) if not _redacted(value)]
+    assert sorted(rel for rel, _ in found) == sorted(["plan.json", manifest, manifest])
+    assert client_key_data({"x.txt": b"client-key-data: LS0tLS1CRUdJTg"}) == [("x.txt", "LS0tLS1CRUdJTg")]
 
 
 def _kubernetes_objects(plan_dir: Path) -> list[dict[str, Any]]:
@@ -232,12 +303,11 @@ def test_secret_outputs_are_redacted(plan_dir: Path, rendered_dev) -> None:
     outputs = json.loads((plan_dir / "plan.json").read_text())["outputs"]
     assert set(outputs) == set(rendered_dev.raw_outputs)
     assert not [n for n, v in outputs.items() if v == "[secret]"], "the hub exports nothing secret at all"
+    # so no output may carry a key, a kubeconfig's key data or a join token, and each is written as it is
     for name, raw in rendered_dev.raw_outputs.items():
         text = json.dumps(raw)
-        if "PRIVATE KEY" in text or "client-key-data" in text or TOKEN.search(text):
-            assert outputs[name] == "[secret]", name
-        elif outputs[name] != "[secret]":
-            assert outputs[name] == raw, name
+        assert "PRIVATE KEY" not in text and "client-key-data" not in text and not TOKEN.search(text), name
+        assert outputs[name] == raw, name
 
 
 def test_assert_no_secrets_guard() -> None:

@@ -27,12 +27,6 @@ from components.karmada.flags import (
 
 Usage = Literal["server_auth", "client_auth", "digital_signature", "key_encipherment"]
 
-RSA_BITS = 3072
-"""Upstream's key size (operator `rsaKeySize`, hack/util.sh)."""
-CA_VALIDITY_DAYS = 3650
-LEAF_VALIDITY_DAYS = 365
-"""Operator default; Pulumi re-issues leaves on rotation (upstream has no control-plane rotation)."""
-
 FRONT_PROXY_CLIENT_CN = "front-proxy-client"
 DESCHEDULER_USER = "system:karmada:karmada-descheduler"
 """The descheduler's karmada-apiserver identity (client cert CN, no group); its RBAC is bound to this user."""
@@ -50,7 +44,6 @@ class CaSpec:
     name: str
     common_name: str
     file: str
-    validity_days: int = CA_VALIDITY_DAYS
 
 
 @dataclass(frozen=True)
@@ -69,7 +62,6 @@ class CertSpec:
     dns_names: tuple[str, ...] = ()
     ip_addresses: tuple[str, ...] = ()
     file: str | None = None
-    validity_days: int = LEAF_VALIDITY_DAYS
 
     @property
     def is_server(self) -> bool:
@@ -95,7 +87,6 @@ class KeyPairSpec:
 
     name: str
     file: str
-    rsa_bits: int = RSA_BITS
 
 
 def hostname_matches(pattern: str, host: str) -> bool:

@@ -53,7 +53,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from components.karmada.flags import ETCD_CONFIG_DIR, ETCD_DATA_DIR, PATHS, flag_values
-from components.karmada.pki_spec import RSA_BITS, CaSpec, CertSpec
+from components.karmada.pki_spec import CaSpec, CertSpec
 
 DEFAULT_PATH_MAP: Mapping[str, str] = {
     PATHS["etcd/ca.crt"]: "ca.crt",
@@ -520,6 +520,12 @@ def _name(cn: str, orgs: tuple[str, ...] = ()) -> x509.Name:
                       x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
+RSA_BITS = 3072
+"""Key size of the harness's stand-in certificates (upstream's `rsaKeySize`, hack/util.sh)."""
+CA_VALIDITY = dt.timedelta(days=3650)
+LEAF_VALIDITY = dt.timedelta(days=365)
+
+
 def mint_ca(spec: CaSpec) -> tuple[x509.Certificate, rsa.RSAPrivateKey]:
     """A self-signed CA from its spec, standing in for what KarmadaPki issues with pulumi_tls."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=RSA_BITS)
@@ -527,7 +533,7 @@ def mint_ca(spec: CaSpec) -> tuple[x509.Certificate, rsa.RSAPrivateKey]:
     cert = (
         x509.CertificateBuilder().subject_name(_name(spec.common_name)).issuer_name(_name(spec.common_name))
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=spec.validity_days))
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + CA_VALIDITY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
                                      content_commitment=False, key_encipherment=False, data_encipherment=False,
@@ -547,7 +553,7 @@ def mint_leaf(spec: CertSpec, ca: x509.Certificate, ca_key: rsa.RSAPrivateKey) -
     builder = (
         x509.CertificateBuilder().subject_name(_name(spec.common_name, spec.organization)).issuer_name(ca.subject)
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=spec.validity_days))
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + LEAF_VALIDITY)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(digital_signature="digital_signature" in spec.usages,
                                      key_encipherment="key_encipherment" in spec.usages, content_commitment=False,
