@@ -87,12 +87,16 @@ def main(argv: list[str] | None = None) -> int:
                         runs.setdefault(scenario, []).append(timeline)
                     print(f"{scenario} run {n + 1}: {timeline['outcome'] if timeline else 'no timeline'} "
                           f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
-    summary = summarise(runs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (args.out / "summary.md").write_text(markdown(summary))
-    print(markdown(summary))
+                    write_summary(runs, args.out)  # after every run: an interrupted bench keeps what it measured
+    print(markdown(summarise(runs)))
     return 0
+
+
+def write_summary(runs: dict[str, list[dict[str, Any]]], out: Path) -> None:
+    summary = summarise(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "summary.md").write_text(markdown(summary))
 
 
 if __name__ == "__main__":
