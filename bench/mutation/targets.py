@@ -58,7 +58,8 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "flags", "Component flags",
         ("components/karmada/flags/*.py",),
-        ("tests/test_flags.py", "tests/test_features.py", "tests/test_flag_defaults.py"),
+        ("tests/test_flags.py", "tests/test_features.py", "tests/test_flag_defaults.py",
+         "tests/test_flag_tables.py"),
         # table.py: its parser only. KNOWN_FLAGS / REMOVED_FLAGS (and the sets they are built from) are the tests'
         # record of what the pinned binaries accept; the program never reads them, and a flag it renders that is
         # missing there fails tests/test_flags.py.
