@@ -1458,18 +1458,22 @@ class FailoverConfig(Model):
     """Seconds a member must look healthy before it is ready again (--cluster-success-threshold)."""
     cluster_monitor_period: int = Field(default=5, ge=1, le=60)
     """Seconds between the controller-manager's checks of member leases (--cluster-monitor-period)."""
-    cluster_monitor_grace_period: int = Field(default=40, ge=10, le=600)
-    """Seconds without a status update before a member is unknown (--cluster-monitor-grace-period)."""
+    cluster_monitor_grace_period: int = Field(default=60, ge=10, le=600)
+    """Seconds without a status update before a member is unknown (--cluster-monitor-grace-period). 60, not
+    upstream's 40: a Pull agent's lease renewal can stall up to 50 s when a hub server dies without a reset (its
+    apiserver's etcd stream to the dead member, `hubctl budget`), and on the real binaries a healthy Pull member
+    went Unknown and lost its tenants at 40 (tests/test_real_drill.py)."""
     cluster_lease_duration: int = Field(default=40, ge=10, le=600)
     """Lease duration of Pull members' agents, in seconds (--cluster-lease-duration)."""
-    client_read_idle_seconds: int | None = Field(default=None, ge=5, le=60)
+    client_read_idle_seconds: int | None = Field(default=10, ge=5, le=60)
     """Seconds a karmada-agent's or karmada-controller-manager's connection to karmada-apiserver may stay silent
-    before client-go pings it (env HTTP2_READ_IDLE_TIMEOUT_SECONDS; unset: client-go's 30, not rendered). With
+    before client-go pings it (env HTTP2_READ_IDLE_TIMEOUT_SECONDS; null: client-go's 30, not rendered). With
     clientPingTimeoutSeconds it bounds how long a lease renewal hangs on a connection to a hub server that died
-    without a reset: `hubctl budget` compares that stall with clusterMonitorGracePeriod."""
-    client_ping_timeout_seconds: int | None = Field(default=None, ge=1, le=60)
+    without a reset: `hubctl budget` compares that stall with clusterMonitorGracePeriod. 10 (with a 5 s ping)
+    keeps that path at 35 s; client-go's 30 + 15 would make it 65 s."""
+    client_ping_timeout_seconds: int | None = Field(default=5, ge=1, le=60)
     """Seconds client-go waits for the answer to that ping before it closes the connection (env
-    HTTP2_PING_TIMEOUT_SECONDS; unset: client-go's 15, not rendered)."""
+    HTTP2_PING_TIMEOUT_SECONDS; null: client-go's 15, not rendered)."""
     resource_eviction_rate: float = Field(default=0.5, gt=0, le=50)
     """Evictions per second from a failed member (--resource-eviction-rate)."""
     graceful_eviction_timeout: int = Field(default=600, ge=60, le=3600)
