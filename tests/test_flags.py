@@ -406,15 +406,20 @@ def test_descheduler_takes_no_feature_gates_and_leases_its_fixed_name() -> None:
         f.descheduler_args(interval_s=0)
 
 
-def test_client_health_check_env_is_rendered_only_when_the_stack_sets_it() -> None:
-    """client-go's HTTP/2 health check (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS): unset keeps
-    upstream's 30/15 and renders nothing, so the default plan is unchanged; bounds refuse disabling the check."""
+def test_client_health_check_env_is_rendered_by_default_and_null_keeps_upstreams() -> None:
+    """client-go's HTTP/2 health check (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS): 10 s + 5 s by
+    default (a hub server lost without a reset must not stall a lease renewal past the grace period); null keeps
+    upstream's 30/15 and renders nothing; bounds refuse disabling the check."""
     from pydantic import ValidationError
 
-    assert f.FailoverSettings.from_config(FailoverConfig()).client_env() == []
-    tuned = f.FailoverSettings.from_config(FailoverConfig(client_read_idle_seconds=10, client_ping_timeout_seconds=5))
-    assert tuned.client_env() == [{"name": "HTTP2_READ_IDLE_TIMEOUT_SECONDS", "value": "10"},
-                                  {"name": "HTTP2_PING_TIMEOUT_SECONDS", "value": "5"}]
+    assert f.FailoverSettings.from_config(FailoverConfig()).client_env() == [
+        {"name": "HTTP2_READ_IDLE_TIMEOUT_SECONDS", "value": "10"},
+        {"name": "HTTP2_PING_TIMEOUT_SECONDS", "value": "5"}]
+    unset = FailoverConfig(client_read_idle_seconds=None, client_ping_timeout_seconds=None)
+    assert f.FailoverSettings.from_config(unset).client_env() == []
+    tuned = f.FailoverSettings.from_config(FailoverConfig(client_read_idle_seconds=20, client_ping_timeout_seconds=7))
+    assert tuned.client_env() == [{"name": "HTTP2_READ_IDLE_TIMEOUT_SECONDS", "value": "20"},
+                                  {"name": "HTTP2_PING_TIMEOUT_SECONDS", "value": "7"}]
     for bad in ({"client_read_idle_seconds": 0}, {"client_read_idle_seconds": 61}, {"client_ping_timeout_seconds": 0},
                 {"client_ping_timeout_seconds": 61}):
         with pytest.raises(ValidationError):
