@@ -349,3 +349,58 @@ def test_a_previous_drills_terminating_namespace_is_waited_for() -> None:
     drill.karmada = Karmada(terminating=10**6)  # type: ignore[assignment]
     with pytest.raises(DrillError, match="still terminating"):
         drill.wait_namespace_gone()
+
+
+def test_each_observation_is_timed_when_it_returned_not_behind_a_hung_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A black-holed region makes every request to it wait for its timeout. The DNS and API observations of the
+    same pass must not wait behind those: the real fleet's serial pass took 6-14 s and stamped the authoritative
+    answer's change that much late."""
+    import argparse
+    import time
+    import types
+
+    from hubctl.drill import run as drill_run
+    from hubctl.drill.run import Drill
+    from hubctl.drill.timeline import Timeline
+
+    victim_ip, survivor_ip, hang = "203.0.113.10", "198.51.100.20", 1.0
+
+    def http_ok(ip: str, port: int, host: str, timeout: float) -> bool:
+        if ip == victim_ip:
+            time.sleep(hang)  # the connect timeout of a black-holed address
+            return False
+        return True
+
+    monkeypatch.setattr(drill_run, "http_ok", http_ok)
+    monkeypatch.setattr(drill_run.dnsq, "query", lambda server, host, recursive: (survivor_ip,) if not recursive
+                        else (survivor_ip, victim_ip))
+
+    class Api:
+        def get(self, path: str) -> Any:
+            return None
+
+    drill = Drill.__new__(Drill)
+    drill.args = argparse.Namespace(http_port=80, connect_timeout=hang)
+    victim = types.SimpleNamespace(name="dev-fsn1-a", region="eu-fsn")
+    survivor = types.SimpleNamespace(name="dev-hel1-a", region="eu-hel")
+    drill.fleet = types.SimpleNamespace(victim=victim, survivor=survivor, victim_ip=victim_ip,  # type: ignore[assignment]
+                                        survivor_ip=survivor_ip)
+    drill.karmada = drill.hub = drill.survivor_kube = Api()  # type: ignore[assignment]
+    drill.host, drill.nameservers, drill.resolver = "drill.example.com", [("ns", 53)], ("resolver", 53)  # type: ignore[assignment]
+    drill.timeline = Timeline("dev", victim.name, survivor.name, "command", drill.host,
+                              phases=drill_run.phases(drill_run.failover_budget(load_stack("dev")), "command"))
+    drill.first_client_failed, drill.tty, drill.print = True, False, lambda s: None
+    drill.stage_start = drill.t0 = time.monotonic()
+
+    s = drill.snapshot()
+    pass_ends = time.monotonic() - drill.stage_start
+    # the victim's request (and the clients that try it first) hang one timeout, in parallel, not one after another
+    assert hang <= pass_ends < 2.5 * hang, pass_ends
+    drill.judge("kill", s, pass_ends)
+    at = {p.key: p.at for p in drill.timeline.phases}
+    assert at["authoritative"] is not None and at["authoritative"] < 0.5 * hang, at  # stamped when DNS answered
+    assert at["client_fail"] is not None and at["client_fail"] >= hang  # the failure took its timeout
+    # the cached answer still holds the dead region: a client that tries it first fails, one that retries the next
+    # address is served after its one timeout
+    assert at["recursive"] is None and at["first_client"] is None
+    assert at["retrying_client"] is not None and hang <= at["retrying_client"] <= pass_ends

@@ -223,19 +223,45 @@ class Drill:
                 return None
             return tuple(sorted(t for e in obj["spec"]["endpoints"] for t in e.get("targets") or []))
 
-        safe("cluster", cluster)
-        safe("binding", binding)
-        safe("survivor_ready", survivor_ready)
-        safe("dnsendpoint", dnsendpoint)
-        s["authoritative"] = next((r for r in (dnsq.query(ns, self.host, recursive=False) for ns in self.nameservers)
-                                   if r is not None), None)
-        s["recursive"] = dnsq.query(self.resolver, self.host, recursive=True)
         port, timeout = a.http_port, a.connect_timeout
-        s["victim_path"] = http_ok(f.victim_ip, port, self.host, timeout)
-        answer = list(s["recursive"] or ())
-        answer.sort(key=lambda ip: ip != f.victim_ip)  # the dead region first: the worst order a client can get
-        s["first_client"] = bool(answer) and http_ok(answer[0], port, self.host, timeout)
-        s["retrying_client"] = any(http_ok(ip, port, self.host, timeout) for ip in answer)
+
+        def authoritative() -> None:
+            s["authoritative"] = next((r for r in (dnsq.query(ns, self.host, recursive=False)
+                                                   for ns in self.nameservers) if r is not None), None)
+
+        def victim_path() -> None:
+            s["victim_path"] = http_ok(f.victim_ip, port, self.host, timeout)
+
+        def clients() -> None:
+            s["recursive"] = dnsq.query(self.resolver, self.host, recursive=True)
+            at["recursive"] = time.monotonic()
+            answer = list(s["recursive"] or ())
+            answer.sort(key=lambda ip: ip != f.victim_ip)  # the dead region first: the worst order a client can get
+            s["first_client"] = bool(answer) and http_ok(answer[0], port, self.host, timeout)
+            at["first_client"] = time.monotonic()
+            s["retrying_client"] = any(http_ok(ip, port, self.host, timeout) for ip in answer)
+            at["retrying_client"] = time.monotonic()
+
+        # Every observation at once, each stamped when it returned: a request to a black-holed region waits for its
+        # timeout, and what the others saw must not wait behind it (a serial pass took 6-14 s on the real fleet and
+        # stamped a DNS change that much late).
+        at: dict[str, float] = {}
+        jobs: dict[str, Callable[[], None]] = {
+            "cluster": lambda: safe("cluster", cluster), "binding": lambda: safe("binding", binding),
+            "survivor_ready": lambda: safe("survivor_ready", survivor_ready),
+            "dnsendpoint": lambda: safe("dnsendpoint", dnsendpoint), "authoritative": authoritative,
+            "victim_path": victim_path, "clients": clients}
+
+        def stamped(key: str, job: Callable[[], None]) -> None:
+            job()
+            at.setdefault(key, time.monotonic())
+
+        threads = [threading.Thread(target=stamped, args=item, daemon=True) for item in jobs.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        s["_at"] = at
         return s
 
     def judge(self, stage: str, s: dict[str, Any], t: float) -> None:
@@ -243,34 +269,43 @@ class Drill:
         ready, taints = s.get("cluster") or (None, None)
         rb, dnsep, auth, rec = s.get("binding"), s.get("dnsendpoint"), s.get("authoritative"), s.get("recursive")
 
-        def mark(key: str, cond: bool, value: str = "") -> None:
-            if cond and tl.mark(key, t, value):
+        seen_at = {k: v - self.stage_start for k, v in (s.get("_at") or {}).items()} if hasattr(
+            self, "stage_start") else {}
+
+        def mark(key: str, cond: bool, value: str = "", source: str = "", after: str = "") -> None:
+            """`source`: the observation that shows it, whose own time is the phase's (else the pass's end);
+            `after`: a phase it cannot precede."""
+            at = min(seen_at.get(source or key, t), t)
+            if after and tl.phase(after).at is not None:
+                at = max(at, tl.phase(after).at or 0.0)
+            if cond and tl.mark(key, at, value):
                 self.say(stage, f"{tl.phase(key).title} ({value})" if value else tl.phase(key).title)
 
         if stage == "kill":
-            mark("client_fail", not s["victim_path"], f"{victim_ip} fails")
-            mark("ready", ready in ("False", "Unknown"), f"Ready={ready}")
+            mark("client_fail", not s["victim_path"], f"{victim_ip} fails", "victim_path")
+            mark("ready", ready in ("False", "Unknown"), f"Ready={ready}", "cluster")
             mark("noschedule", taints is not None and any(x.endswith(":NoSchedule") for x in taints),
-                 ",".join(taints or []))
+                 ",".join(taints or []), "cluster")
             mark("noexecute", taints is not None and any(x.endswith(":NoExecute") for x in taints),
-                 ",".join(taints or []))
+                 ",".join(taints or []), "cluster")
             mark("binding", rb is not None and victim not in rb, ",".join(rb or []) or "no clusters")
             mark("survivors", tl.phase("binding").at is not None and bool(s.get("survivor_ready")),
-                 self.fleet.survivor.name)
+                 self.fleet.survivor.name, "survivor_ready", after="binding")
             mark("dnsendpoint", dnsep is not None and bool(dnsep) and victim_ip not in dnsep, ",".join(dnsep or []))
             mark("authoritative", bool(auth) and victim_ip not in auth, ",".join(auth or []))
             mark("recursive", bool(rec) and victim_ip not in rec, ",".join(rec or []))
             if not s["first_client"] and tl.phase("client_fail").at is not None:
                 # a failure counts once the dead region is seen failing: a blip before that is not the kill's
                 self.first_client_failed = True
-            mark("retrying_client", tl.phase("client_fail").at is not None and s["retrying_client"])
-            mark("first_client", self.first_client_failed and s["first_client"])
+            mark("retrying_client", tl.phase("client_fail").at is not None and s["retrying_client"],
+                 after="client_fail")
+            mark("first_client", self.first_client_failed and s["first_client"], after="client_fail")
         else:
-            mark("path_back", s["victim_path"])
-            mark("ready_back", ready == "True")
+            mark("path_back", s["victim_path"], source="victim_path")
+            mark("ready_back", ready == "True", source="cluster")
             mark("taints_back", taints is not None and not any(
-                x.split(":")[0] in TAINT_KEYS for x in taints))
-            mark("binding_back", rb is not None and victim in rb, ",".join(rb or []))
+                x.split(":")[0] in TAINT_KEYS for x in taints), source="cluster")
+            mark("binding_back", rb is not None and victim in rb, ",".join(rb or []), "binding")
             mark("dnsendpoint_back", dnsep is not None and victim_ip in dnsep, ",".join(dnsep or []))
             mark("authoritative_back", auth is not None and victim_ip in auth, ",".join(auth or []))
 
@@ -306,6 +341,7 @@ class Drill:
         worker = threading.Thread(target=act, daemon=True)
         self.worker = worker
         worker.start()
+        self.stage_start = start
         while True:
             t = time.monotonic() - start
             s = self.snapshot()
