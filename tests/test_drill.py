@@ -403,4 +403,4 @@ def test_each_observation_is_timed_when_it_returned_not_behind_a_hung_request(mo
     # the cached answer still holds the dead region: a client that tries it first fails, one that retries the next
     # address is served after its one timeout
     assert at["recursive"] is None and at["first_client"] is None
-    assert at["retrying_client"] is not None and hang <= at["retrying_client"] <= pass_ends
+    assert at["retrying_client"] is not None and hang <= at["retrying_client"] <= pass_ends + 0.001  # ms rounding
