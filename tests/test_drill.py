@@ -404,3 +404,40 @@ def test_each_observation_is_timed_when_it_returned_not_behind_a_hung_request(mo
     # address is served after its one timeout
     assert at["recursive"] is None and at["first_client"] is None
     assert at["retrying_client"] is not None and hang <= at["retrying_client"] <= pass_ends + 0.001  # ms rounding
+
+
+def test_the_steady_state_waits_for_the_resolver_to_hold_both_regions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found on the real fleet: right after a drill the resolver still cached the survivor-only answer, and the next
+    drill measured 'recursive answer without the dead region' 0.07 s after its kill."""
+    import argparse
+    import types
+
+    from hubctl.drill import run as drill_run
+    from hubctl.drill.run import Drill
+
+    victim_ip, survivor_ip = "203.0.113.10", "198.51.100.20"
+    both = (survivor_ip, victim_ip)
+    answers = [(survivor_ip,), (survivor_ip,), both]
+    monkeypatch.setattr(drill_run, "http_ok", lambda *a: True)
+    drill = Drill.__new__(Drill)
+    drill.args = argparse.Namespace(settle_timeout=5.0, poll=0.01, http_port=80, connect_timeout=1.0)
+    victim = types.SimpleNamespace(name="dev-fsn1-a", region="eu-fsn")
+    drill.fleet = types.SimpleNamespace(victim=victim, survivor=types.SimpleNamespace(name="dev-hel1-a",  # type: ignore[assignment]
+                                        region="eu-hel"), victim_ip=victim_ip, survivor_ip=survivor_ip)
+    drill.host, drill.tty, drill.print = "drill.example.com", False, lambda s: None  # type: ignore[assignment]
+    drill.timeline = types.SimpleNamespace(events=[])  # type: ignore[assignment]
+    seen: list[tuple[str, ...]] = []
+
+    def snapshot() -> dict[str, Any]:
+        seen.append(answers[min(len(seen), len(answers) - 1)])
+        return {"authoritative": both, "recursive": seen[-1], "victim_path": True, "binding": [victim.name],
+                "survivor_ready": True}
+
+    drill.snapshot = snapshot  # type: ignore[method-assign]
+    drill.steady()
+    assert len(seen) == 3  # not steady while the resolver still answered without the victim's region
+    answers[:] = [(survivor_ip,)]
+    seen.clear()
+    drill.args.settle_timeout = 0.05
+    with pytest.raises(drill_run.DrillError, match="through the resolver"):
+        drill.steady()

@@ -450,7 +450,10 @@ class Drill:
         want = {f.victim_ip, f.survivor_ip}
         while True:
             s = self.snapshot()
-            ok = (set(s.get("authoritative") or ()) >= want and s["victim_path"]
+            # the resolver too: an answer it cached from before (a previous drill's) would measure a kill that
+            # never reached its clients
+            ok = (set(s.get("authoritative") or ()) >= want and set(s.get("recursive") or ()) >= want
+                  and s["victim_path"]
                   and http_ok(f.survivor_ip, self.args.http_port, self.host, self.args.connect_timeout)
                   and s.get("binding") is not None and f.victim.name in s["binding"] and s.get("survivor_ready"))
             if ok:
@@ -459,8 +462,8 @@ class Drill:
             if time.monotonic() > deadline:
                 raise DrillError(f"no steady state within {fmt_seconds(self.args.settle_timeout)} s: {self.host} "
                                  f"must resolve to both {', '.join(sorted(want))} on the authoritative servers and "
-                                 "answer through both LBs (is the failover controller running? ingress-nginx on both "
-                                 "members?)")
+                                 "through the resolver, and answer through both LBs (is the failover controller "
+                                 "running? ingress-nginx on both members?)")
             time.sleep(self.args.poll)
 
     def cleanup(self) -> None:
