@@ -29,6 +29,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -855,6 +856,18 @@ class RealFleet:
             if standin is not None:
                 standin.stop()
         self.network.close()
+        remove_workdir(self.workdir)
+
+
+def remove_workdir(workdir: Path, mounts: Path = Path("/proc/self/mounts")) -> bool:
+    """Remove what the run wrote (etcd data, pod files, logs: hundreds of MB), unless something is still mounted
+    under it: removing through a mount would delete what it shows. True when it is gone."""
+    prefix = str(workdir.resolve()) + "/"
+    with open(mounts) as fh:
+        if any(line.split()[1].startswith(prefix) for line in fh if len(line.split()) > 1):
+            return False
+    shutil.rmtree(workdir, ignore_errors=True)
+    return not workdir.exists()
 
 
 class _NodeView:
