@@ -470,13 +470,19 @@ def test_the_client_health_check_reaches_the_agent_and_the_controller_manager(re
         return {e["name"]: e.get("value", "") for e in container.get("env") or []}
 
     names = {"HTTP2_READ_IDLE_TIMEOUT_SECONDS", "HTTP2_PING_TIMEOUT_SECONDS"}
-    assert not names & set(env(rendered_dev, "member-dev-hel1-a", "Deployment", m.AGENT_NAME)), "defaults unchanged"
-    assert not names & set(env(rendered_dev, "host", "Deployment", "karmada-controller-manager"))
+    for target, name in (("member-dev-hel1-a", m.AGENT_NAME), ("host", "karmada-controller-manager")):
+        got = env(rendered_dev, target, "Deployment", name)  # the defaults: 10 s + 5 s
+        assert got["HTTP2_READ_IDLE_TIMEOUT_SECONDS"] == "10" and got["HTTP2_PING_TIMEOUT_SECONDS"] == "5", name
 
     def tune(failover: dict[str, Any]) -> None:
-        failover.update(clientReadIdleSeconds=10, clientPingTimeoutSeconds=5)
+        failover.update(clientReadIdleSeconds=20, clientPingTimeoutSeconds=7)
+
+    def upstream(failover: dict[str, Any]) -> None:
+        failover.update(clientReadIdleSeconds=None, clientPingTimeoutSeconds=None)
 
     tuned = run_program(REPO, edited_stack("dev", {"failover": tune}))
+    unset = run_program(REPO, edited_stack("dev", {"failover": upstream}))
     for target, name in (("member-dev-hel1-a", m.AGENT_NAME), ("host", "karmada-controller-manager")):
         got = env(tuned, target, "Deployment", name)
-        assert got["HTTP2_READ_IDLE_TIMEOUT_SECONDS"] == "10" and got["HTTP2_PING_TIMEOUT_SECONDS"] == "5", name
+        assert got["HTTP2_READ_IDLE_TIMEOUT_SECONDS"] == "20" and got["HTTP2_PING_TIMEOUT_SECONDS"] == "7", name
+        assert not names & set(env(unset, target, "Deployment", name)), f"{name}: null keeps client-go's own"
