@@ -85,7 +85,13 @@ def until_judged(fleet: RealFleet, fault_key: str, values: dict[str, str], timeo
 
 def settle_healthy(fleet: RealFleet, timeout: float = 300) -> None:
     problems = until_judged(fleet, HEALTHY.key, {}, timeout)
-    assert not problems, f"the fleet is not healthy: {problems}"
+    assert not problems, f"the fleet is not healthy: {problems}{mirror_errors(fleet)}"
+
+
+def mirror_errors(fleet: RealFleet) -> str:
+    """What the host's status mirror could not write lately (a Pod refused, the API away), for a failure message."""
+    errors = fleet.host_mirror.errors[-5:] if fleet.host_mirror else []
+    return f"; status mirror: {errors}" if errors else ""
 
 
 def stop_workload(fleet: RealFleet, cluster: str, namespace: str, name: str,
@@ -161,5 +167,5 @@ def test_doctor_names_the_fault(fleet: RealFleet, fault: str) -> None:
         problems = until_judged(fleet, fault, values, timeout=240)
     finally:
         undo()
-    assert not problems, f"{fault}: {problems}"
+    assert not problems, f"{fault}: {problems}{mirror_errors(fleet)}"
 

@@ -117,8 +117,12 @@ class StatusMirror:
             try:
                 self.sync()
             except (ApiError, OSError, ValueError, KeyError) as exc:  # the API briefly away: the next pass retries
-                self.errors = [*self.errors[-19:], f"{type(exc).__name__}: {exc}"]
+                self._error(f"{type(exc).__name__}: {exc}")
             self._stop.wait(self.interval)
+
+    def _error(self, text: str) -> None:
+        """Kept (the last 20) for the harness to show; the next pass tries again."""
+        self.errors = [*self.errors[-19:], text]
 
     def close(self, remove: bool = False) -> None:
         """Stop the thread; `remove` also deletes every Pod object it published (what the API then shows is what
@@ -204,14 +208,18 @@ class StatusMirror:
             self._delete_pod(key)  # stopped, or re-created under the same name (a StatefulSet's)
         live = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in self._list("/api/v1/pods")}
         for key, pod in running.items():
-            pub = self.published.get(key)
-            obj = live.get(key)
-            if pub is None or obj is None or obj["metadata"]["uid"] != pub.uid:
-                if obj is not None:  # a leftover of an earlier pod of this name
-                    self._delete(pod.namespace, pod.name)
-                obj = self._create_pod(pod)
-                pub = self.published[key] = _Published(pod, obj["metadata"]["uid"], rfc3339(time.time()))
-            self._patch_status(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}", obj, self.pod_status(pub))
+            try:
+                pub = self.published.get(key)
+                obj = live.get(key)
+                if pub is None or obj is None or obj["metadata"]["uid"] != pub.uid:
+                    if obj is not None:  # a leftover of an earlier pod of this name
+                        self._delete(pod.namespace, pod.name)
+                    obj = self._create_pod(pod)
+                    pub = self.published[key] = _Published(pod, obj["metadata"]["uid"], rfc3339(time.time()))
+                self._patch_status(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}", obj,
+                                   self.pod_status(pub))
+            except ApiError as exc:  # one pod refused does not keep the others from being shown
+                self._error(f"pod {key}: {exc}")
 
     def _create_pod(self, pod: Pod) -> dict[str, Any]:
         obj = copy.deepcopy(pod.obj)
@@ -296,7 +304,10 @@ class StatusMirror:
                 workload = ours.get((kind, meta.get("namespace", "default"), meta["name"]))
                 want = self.workload_status(kind, live, workload)
                 path = f"/apis/apps/v1/namespaces/{meta['namespace']}/{plural}/{urllib.parse.quote(meta['name'])}"
-                self._patch_status(path, live, want)
+                try:
+                    self._patch_status(path, live, want)
+                except ApiError as exc:
+                    self._error(f"{kind} {meta['namespace']}/{meta['name']}: {exc}")
 
     def _available(self, pod: Pod, min_ready: int) -> bool:
         if not pod.ready:
