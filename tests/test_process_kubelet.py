@@ -7,8 +7,10 @@ so each kubelet duty is checked from inside the pod, not from the harness's own 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import subprocess
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +21,8 @@ import pytest
 from components import versions
 from tests.support.kubelet.api import wait_for
 from tests.support.kubelet.images import ImageTable
-from tests.support.kubelet.network import LEDGER_DIR, Network, reap_stale
+from tests.support.kubelet.mirror import StatusMirror
+from tests.support.kubelet.network import LEDGER_DIR, Network, free_subnet, reap_stale
 from tests.support.kubelet.pod import ClusterContext, Kubelet, PodError, expand, quantity_value
 from tests.support.kubelet.workloads import Controllers, wait_done, wait_ready
 from tests.support.realfleet.standin import HOST_CONTROLLERS, StandinCluster
@@ -107,7 +110,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Network,
     work = tmp_path_factory.mktemp("kubelet")
     network = Network()
     network.start()
-    host = StandinCluster("host", network, work, controllers=HOST_CONTROLLERS)
+    # a service CIDR of its own, free on this machine: k3s's 10.43.0.0/16 is the real fleet's while it runs
+    services = free_subnet(20, ipaddress.ip_network("10.232.0.0/13"))
+    host = StandinCluster("host", network, work, controllers=HOST_CONTROLLERS, service_cidr=str(services))
     kubelet = Kubelet(network, ImageTable.default(), work / "pods")
     try:
         host.start()
@@ -243,3 +248,79 @@ def test_a_killed_run_is_reaped_by_the_next(tmp_path: Path) -> None:
     assert tag in reap_stale()
     assert name not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
+
+
+def test_the_status_mirror_shows_the_pods_and_their_workloads(
+        cluster: tuple[Network, StandinCluster, Kubelet, Path]) -> None:
+    """What a kube-controller-manager and kubelet would show through the API: the Deployment's status and a Pod per
+    process pod, current as the pod restarts, stops and is replaced; a workload nothing runs shows 0 ready; the
+    stand-in makes no ReplicaSet (the mirror is the only writer); closing removes what it published."""
+    _, host, kubelet, work = cluster
+    api = host.api
+    for obj in _objects("mirror", "privileged"):
+        api.apply(obj)
+    wait_for("the mirror service account", lambda: api.get("v1", "ConfigMap", "kube-root-ca.crt", "mirror"), 60)
+    demo = _deployment("mirror")
+    idle = json.loads(json.dumps(demo))
+    idle["metadata"]["name"] = "idle"
+    for obj in (demo, idle):
+        api.apply(obj)
+    controllers = Controllers(kubelet, _context(host), work / "storage-mirror")
+    mirror = StatusMirror(kubelet, controllers, api, interval=0.5).start()
+    try:
+        workload = controllers.apply(demo)
+        pod = wait_ready(workload.pods[0], 120)
+
+        def deployment(name: str = "demo") -> dict[str, Any]:
+            return (api.get("apps/v1", "Deployment", name, "mirror") or {}).get("status") or {}
+
+        def live_pod(name: str) -> dict[str, Any] | None:
+            return api.get("v1", "Pod", name, "mirror")
+
+        def ready(obj: dict[str, Any] | None) -> bool:
+            return any(c["type"] == "Ready" and c["status"] == "True"
+                       for c in ((obj or {}).get("status") or {}).get("conditions") or [])
+
+        status = wait_for("the Deployment's status", lambda: (s := deployment()).get("readyReplicas") == 1 and s, 30,
+                          0.5)
+        assert status["replicas"] == status["availableReplicas"] == status["updatedReplicas"] == 1
+        assert status["observedGeneration"] == api.get("apps/v1", "Deployment", "demo", "mirror")["metadata"][
+            "generation"]
+        obj = wait_for("the Pod object Ready", lambda: ready(p := live_pod(pod.name)) and p, 30, 0.5)
+        assert obj["spec"]["nodeName"] == pod.node_name and obj["status"]["podIP"] == pod.ip
+        assert obj["status"]["phase"] == "Running" and obj["metadata"]["labels"]["app"] == "demo"
+        [server] = obj["status"]["containerStatuses"]
+        assert server["ready"] is True and server["restartCount"] == 0 and "running" in server["state"]
+        assert obj["status"]["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+        idle_status = wait_for("the idle Deployment's status", lambda: "observedGeneration" in (s := deployment(
+            "idle")) and s, 30, 0.5)
+        assert idle_status.get("readyReplicas", 0) == 0 and idle_status["unavailableReplicas"] == 1
+
+        # a liveness restart: counted in the Pod's containerStatuses, Ready again after
+        (pod.root / "volumes" / "work" / "die").write_text("x")
+        wait_for("the restart in the API", lambda: live_pod(pod.name)["status"]["containerStatuses"][0][
+            "restartCount"] >= 1, 60, 0.5)
+        wait_ready(pod, 60)
+        wait_for("Ready again in the API", lambda: ready(live_pod(pod.name)), 30, 0.5)
+
+        # stopped: the Pod object goes, the Deployment counts none; replaced: a new Pod, Ready
+        kubelet.stop(pod, grace=2)
+        wait_for("the stopped pod gone from the API", lambda: live_pod(pod.name) is None, 30, 0.5)
+        status = wait_for("the Deployment without ready pods", lambda: (s := deployment()).get(
+            "readyReplicas", 0) == 0 and s, 30, 0.5)
+        assert status.get("replicas", 0) == 0 and status["unavailableReplicas"] == 1  # zeros are omitted
+        assert status["conditions"][0]["type"] == "Available" and status["conditions"][0]["status"] == "False"
+        new = wait_ready(controllers.replace(workload, pod), 120)
+        wait_for("the replacement Ready in the API", lambda: ready(live_pod(new.name)), 30, 0.5)
+        wait_for("the Deployment ready again", lambda: deployment().get("readyReplicas") == 1, 30, 0.5)
+        assert api.list("apps/v1", "ReplicaSet", "mirror") == []  # nothing else acts on the Deployments
+        assert not mirror.errors, mirror.errors
+    finally:
+        mirror.close(remove=True)
+        for pod in controllers.workloads[("Deployment", "mirror", "demo")].pods:
+            kubelet.stop(pod, grace=2)
+    assert mirror._thread is not None and not mirror._thread.is_alive()
+    assert api.list("v1", "Pod", "mirror") == []
+    passes = mirror.passes
+    time.sleep(1.5)
+    assert mirror.passes == passes  # stopped: it writes nothing more

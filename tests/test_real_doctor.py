@@ -19,11 +19,19 @@ import pytest
 
 from tests.support.doctor_faults import HEALTHY, by_key, judge
 from tests.support.kubelet.workloads import wait_ready
-from tests.support.realfleet.fleet import RealFleet
+from tests.support.realfleet.fleet import SKIPPED, RealFleet
 from tests.support.tools import REPO, require_upstream
 from upstream.build import all_binary_names
 
 PUSH, PULL, TENANT = "dev-fsn1-a", "dev-hel1-a", "shop"
+
+NOT_RUN_HERE = {
+    "karmada-dashboard-api": SKIPPED[("karmada-system", "karmada-dashboard-api")],
+    "karmada-dashboard-web": SKIPPED[("karmada-system", "karmada-dashboard-web")],
+}
+"""Workloads doctor checks (Deployments in karmada-system) that the harness does not run (`SKIPPED`, the reason
+being that their binary is not built here): their objects are applied and show 0 ready, so doctor rightly reports
+each degraded. A finding about one of these alone is expected; every other finding counts."""
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +52,23 @@ def doctor(fleet: RealFleet) -> dict[str, Any]:
     assert res.returncode in (0, 1), res.stderr[-2000:]
     report = dict(json.loads(res.stdout))
     assert (res.returncode == 0) is bool(report.get("healthy")), (res.returncode, report)
-    return report
+    assert bool(report.get("healthy")) is not bool(report.get("findings")), report
+    return set_aside_not_run(report)
+
+
+def not_run_here(finding: dict[str, Any]) -> bool:
+    """A finding that names only a workload the harness does not run: its own Deployment, 0 ready."""
+    return (finding["check"] == "workload" and finding["blame"] == "hub" and finding["subject"] in NOT_RUN_HERE
+            and finding["detail"].startswith(f"{finding['subject']} degraded: 0/"))
+
+
+def set_aside_not_run(report: dict[str, Any]) -> dict[str, Any]:
+    """The report as `judge` reads it, with the findings about `NOT_RUN_HERE` workloads set aside (under
+    `expected`, each with its reason)."""
+    findings = list(report.get("findings") or [])
+    expected = [{**f, "why": NOT_RUN_HERE[f["subject"]]} for f in findings if not_run_here(f)]
+    rest = [f for f in findings if not not_run_here(f)]
+    return {**report, "findings": rest, "healthy": not rest, "expected": expected}
 
 
 def until_judged(fleet: RealFleet, fault_key: str, values: dict[str, str], timeout: float) -> list[str]:
@@ -61,7 +85,13 @@ def until_judged(fleet: RealFleet, fault_key: str, values: dict[str, str], timeo
 
 def settle_healthy(fleet: RealFleet, timeout: float = 300) -> None:
     problems = until_judged(fleet, HEALTHY.key, {}, timeout)
-    assert not problems, f"the fleet is not healthy: {problems}"
+    assert not problems, f"the fleet is not healthy: {problems}{mirror_errors(fleet)}"
+
+
+def mirror_errors(fleet: RealFleet) -> str:
+    """What the host's status mirror could not write lately (a Pod refused, the API away), for a failure message."""
+    errors = fleet.host_mirror.errors[-5:] if fleet.host_mirror else []
+    return f"; status mirror: {errors}" if errors else ""
 
 
 def stop_workload(fleet: RealFleet, cluster: str, namespace: str, name: str,
@@ -82,6 +112,23 @@ def stop_workload(fleet: RealFleet, cluster: str, namespace: str, name: str,
 
 def test_a_healthy_fleet_is_reported_healthy(fleet: RealFleet) -> None:
     settle_healthy(fleet)
+    report = doctor(fleet)
+    # what the harness does not run is reported as not running, not passed as healthy
+    assert {f["subject"] for f in report["expected"]} == set(NOT_RUN_HERE), report["expected"]
+    checked = {(r["check"], r["subject"]) for r in report["ok"]}
+    assert {("etcd", "etcd"), ("workload", "karmada-apiserver"), ("workload", "karmada-webhook")} <= checked, checked
+
+
+def test_only_a_not_run_workload_alone_is_set_aside() -> None:
+    report = {"healthy": False, "findings": [
+        {"check": "workload", "blame": "hub", "subject": "karmada-dashboard-web", "verdict": "hub",
+         "detail": "karmada-dashboard-web degraded: 0/1 ready"},
+        {"check": "workload", "blame": "hub", "subject": "karmada-webhook", "verdict": "hub",
+         "detail": "karmada-webhook degraded: 0/2 ready"}]}
+    out = set_aside_not_run(report)
+    assert [f["subject"] for f in out["expected"]] == ["karmada-dashboard-web"] and not out["healthy"]
+    assert [f["subject"] for f in out["findings"]] == ["karmada-webhook"]
+    assert judge(HEALTHY, out)
 
 
 @pytest.mark.parametrize("fault", ["webhook-stopped", "etcd-member-down", "member-black-holed", "agent-stopped",
@@ -120,5 +167,5 @@ def test_doctor_names_the_fault(fleet: RealFleet, fault: str) -> None:
         problems = until_judged(fleet, fault, values, timeout=240)
     finally:
         undo()
-    assert not problems, f"{fault}: {problems}"
+    assert not problems, f"{fault}: {problems}{mirror_errors(fleet)}"
 

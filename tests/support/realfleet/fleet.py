@@ -10,8 +10,10 @@ What runs, in the order a first `pulumi up` brings it up:
    first render's member objects are applied (the render then runs again, as a second `up` would see it);
 3. the hub's host cluster: a real kube-apiserver standing in for k3s, serving with the program's own k3s CA and
    trusting its k3s client CA (so the program's host kubeconfig is what the harness uses); every host object of
-   the plan server-side-applied to it; its pods run by the process kubelet (etcd through its prepare step,
-   karmada-apiserver, the Karmada components, the estimators, the hub's agents);
+   the plan server-side-applied to it, the workloads too; their pods run by the process kubelet (etcd through its
+   prepare step, karmada-apiserver, the Karmada components, the estimators, the hub's agents), and what k3s's
+   controllers and kubelets would show of them (Pods, workload status, the servers' Nodes) written by the status
+   mirror (kubelet/mirror.py), so what reads the host API (`hubctl doctor`) sees what runs;
 4. the Karmada objects applied to the real karmada-apiserver in the plan's dependency order, with the plan's own
    admin credential, then the Pull member's join as the program does it: the PullJoin provider's `create` run with
    the plan's inputs, the join Job and karmada-agent run by the process kubelet inside that member.
@@ -19,7 +21,9 @@ What runs, in the order a first `pulumi up` brings it up:
 Stood in, each named where it is made: Hetzner (servers' public addresses and the API load balancer are addresses
 on the bridge whose ports go to what a node port or the load balancer would reach), k3s (a kube-apiserver; no
 kubelet, no flannel), container images (images.py), kwok's simulated nodes. Skipped pods are listed in `SKIPPED`
-with the reason.
+with the reason; their workload objects are applied all the same and show 0 ready. In a member, the status of a
+workload applied to it (the Pull agent's Deployment) is its own kube-controller-manager's and kwok's, not that of
+the agent the process kubelet runs.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from hubctl.plan import Plan, k8s_target, run_program
 from hubctl.stackfile import StackConfig, read_stack
 from tests.support.kubelet.api import Api, ApiError, wait_for
 from tests.support.kubelet.images import ImageTable, python_interpreter
+from tests.support.kubelet.mirror import StatusMirror
 from tests.support.kubelet.network import Netns, Network, reap_stale
 from tests.support.kubelet.pod import ClusterContext, Kubelet, Pod
 from tests.support.kubelet.workloads import Controllers, Node, Workload, wait_done, wait_ready
@@ -283,6 +288,8 @@ class RealFleet:
         self.clusters: dict[str, Cluster] = {}
         self.capi: StandinCluster | None = None
         self.host: StandinCluster | None = None
+        self.host_mirror: StatusMirror | None = None
+        """What the host's kube-controller-manager and kubelets would show through its API (mirror.py)."""
         self.rendered: Rendered | None = None
         self.config: FleetConfig | None = None
         self._started = time.monotonic()
@@ -510,7 +517,12 @@ class RealFleet:
             assert self.config is not None
             self._apply_all(api, [(None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
                 "name": self.config.monitoring.prometheus_namespace}})])
-        applied = self._apply_all(api, objects, skip_workloads=True)
+        # the workload objects too, as rendered: nothing in the stand-in acts on them (its kube-controller-manager
+        # runs no controller that makes pods); the process kubelet runs their pods and the status mirror shows them
+        applied = self._apply_all(api, objects)
+        self.host_mirror = StatusMirror(self.kubelet, cluster.controllers,
+                                        Api.from_kubeconfig(self.rendered.provider_kubeconfig("k8s-host")),
+                                        nodes=self.hub_nodes, interval=2.0).start()
         self._publish_services(cluster, applied)
         for svc in cluster.services.values():  # a node port answers on every server's address, and the LB's
             for port in svc["spec"].get("ports") or []:
@@ -821,11 +833,15 @@ class RealFleet:
                 self.kubelet.stop(pod, grace=0)
                 stopped.append(pod.name)
         self.network.blackhole(node.netns.name)
+        if self.host_mirror is not None:
+            self.host_mirror.down.add(node.name)
         return f"{node.name} down ({', '.join(sorted(stopped))})"
 
     def start_server(self, index: str) -> str:
         node = self.hub_nodes[int(index)]
         self.network.heal(node.netns.name)
+        if self.host_mirror is not None:
+            self.host_mirror.down.discard(node.name)
         cluster = self.clusters["host"]
         for workload in cluster.workloads.values():
             for pod in list(workload.pods):
@@ -849,6 +865,8 @@ class RealFleet:
                 getattr(self, part).close() if part == "control" else getattr(self, part).stop()
         for lb in getattr(self, "lbs", {}).values():
             lb.close()
+        if self.host_mirror is not None:
+            self.host_mirror.close()
         self.kubelet.close()
         for member in self.members.values():
             member.stop()

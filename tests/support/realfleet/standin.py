@@ -6,7 +6,8 @@ what k3s runs for the objects the program applies: RBAC and Node authorization, 
 (Pod Security among them, so a namespace's `pod-security.kubernetes.io/*` labels are enforced), k3s's service
 CIDR (10.43.0.0/16), service-account tokens; its kube-controller-manager runs only the controllers that do not
 make pods (namespaces, garbage collection, service accounts and their tokens, the root-CA ConfigMap, ClusterRole
-aggregation): pods are the process kubelet's, made from the workload objects it reads.
+aggregation): pods are the process kubelet's, made from the workload objects it reads, and the status mirror
+(kubelet/mirror.py) is the only writer of their Pods and of the workloads' status.
 """
 
 from __future__ import annotations
