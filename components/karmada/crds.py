@@ -132,6 +132,17 @@ def crds_source_dir() -> Path | None:
     return cache if all((cache / rel).is_file() for rel in CRD_SHA256[WORKSPACE_VERSION]) else None
 
 
+def upstream_crds_dirs() -> list[Path]:
+    """The workspace's `shared/upstream-crds` (other projects' CRDs), the sibling of its Karmada copy: beside the
+    Karmada CRD source in use and beside the workspace's own copy. Both, because `KARMADA_HUB_CRDS_DIR` may name a
+    Karmada release's files anywhere (another tag's, for an upgrade), which says nothing about where the others are."""
+    out: list[Path] = []
+    for karmada in (crds_source_dir(), workspace_crds_dir()):
+        if karmada is not None and karmada.parent.parent / "upstream-crds" not in out:
+            out.append(karmada.parent.parent / "upstream-crds")
+    return out
+
+
 def layout_hint(version: str) -> str:
     """How to get the CRDs onto a machine without network, in one sentence (for every 'not found' message)."""
     example = sorted(CRD_SHA256.get(version, CRD_SHA256[WORKSPACE_VERSION]))[0]
