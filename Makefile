@@ -4,7 +4,7 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup setup-locked lock plan test lint budget docs clean upstream
+.PHONY: setup setup-locked lock plan test lint budget docs clean upstream upgrade-rehearsal
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
@@ -49,6 +49,14 @@ upstream: setup  ## build the upstream binaries the tests run (Go module proxy; 
 test: setup upstream  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to turn missing-tool skips into failures)
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check .
+
+# The upgrade rehearsal (docs/runbooks/upgrade-karmada.md on the local real fleet, issue 26): the previous Karmada
+# minor's binaries (on demand, cold ~8 min) and both releases' modules (the previous one's CRDs come from there).
+upgrade-rehearsal: setup upstream  ## dev on the previous Karmada minor upgraded to the pinned one, on real binaries
+	$(BIN)/python -m upstream.build --only karmada-prev
+	cd upstream/karmada-prev && go mod download github.com/karmada-io/karmada
+	cd upstream/karmada && go mod download github.com/karmada-io/karmada
+	$(BIN)/python -m pytest -q -m rehearsal tests/test_real_upgrade.py
 
 lint: setup
 	$(BIN)/ruff check .
