@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(f"rehearsal failed: {failed}", file=sys.stderr)
         return 1
-    if report["probe"]["failures"]:
-        print(f"rehearsal: {len(report['probe']['failures'])} client requests failed", file=sys.stderr)
+    if not report["passed"]:
+        print("rehearsal failed: see the steps, the guard and the probe above", file=sys.stderr)
         return 1
     return 0
 

@@ -314,3 +314,15 @@ def test_a_statefulset_rolls_from_the_highest_ordinal(tmp_path: Path) -> None:
     controllers.roll(workload, new)
     assert [e for e in kubelet.events if e.startswith("stop")] == ["stop old 2", "stop old 1", "stop old 0"]
 
+
+
+def test_the_test_support_finds_the_other_upstream_crds_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The real fleet's third-party CRDs (Prometheus Operator's) while KARMADA_HUB_CRDS_DIR names the previous
+    release's files in the Go module cache (the rehearsal's bring-up)."""
+    from tests.support import schemas
+
+    if crds.workspace_crds_dir() is None:
+        require_tool("the workspace's shared/karmada/crds", "the workspace copy beside the checkout")
+    monkeypatch.setenv(crds.CRDS_DIR_ENV, str(tmp_path))
+    monkeypatch.delenv(schemas.UPSTREAM_CRDS_ENV, raising=False)
+    assert (schemas.upstream_crds_dir() / "prometheus-operator" / "monitoring.coreos.com_podmonitors.yaml").is_file()

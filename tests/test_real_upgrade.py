@@ -47,6 +47,7 @@ def test_the_upgrade_rehearsal_passes(tmp_path: Path) -> None:
     (tmp_path / "report.json").write_text(json.dumps(report, indent=2))
     print(markdown(report))
     assert failed is None, failed
+    assert not [(s["ref"], s["detail"]) for s in report["steps"] if s["ok"] is False]
     assert [s["ref"] for s in report["steps"] if s["ok"] is None] == ["A.3", "B.7", "B.8"]
     assert all(not g["problems"] for g in report["guard"]) and len(report["guard"]) > 10
     assert report["probe"]["requests"] > 60 and not report["probe"]["failures"], report["probe"]

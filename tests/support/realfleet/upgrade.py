@@ -399,7 +399,9 @@ class Rehearsal:
         self.log(f"skew guard after {where}: {'pass' if not problems else '; '.join(problems)}")
         return problems
 
-    def step(self, ref: str, title: str, run: Callable[[], str], guard: bool = True) -> Step:
+    def step(self, ref: str, title: str, run: Callable[[], str], guard: bool = True, fatal: bool = False) -> Step:
+        """Run one step and the guard after it. A failed step is recorded and the rehearsal goes on (so one report
+        says every step's result), except a `fatal` one, after which nothing else can run."""
         step = Step(ref, title)
         if self.probe is not None:
             self.probe.step = f"{ref} {title}"
@@ -418,11 +420,15 @@ class Rehearsal:
                 step.guard = [f"the guard could not run: {type(exc).__name__}: {exc}"]
         self.steps.append(step)
         self.log(f"    {ref}: {'ok' if step.ok else 'FAILED'} ({step.seconds} s) {step.detail[:400]}")
-        if step.ok is False:
+        if step.ok is False and fatal:
             raise StepFailed(f"{ref} ({title}) failed: {step.detail}")
-        if step.guard:
-            raise StepFailed(f"the version-skew guard failed after {ref} ({title}): {'; '.join(step.guard)}")
         return step
+
+    @property
+    def passed(self) -> bool:
+        """Every rehearsed step passed, the guard passed every time it ran, and no client request failed."""
+        return (all(s.ok is not False for s in self.steps) and all(not p for _, p in self.guard_runs)
+                and self.probe is not None and not self.probe.failures)
 
     def skip(self, ref: str, title: str, why: str) -> None:
         self.steps.append(Step(ref, title, None, why))
@@ -567,9 +573,7 @@ class Rehearsal:
         fleet.config = self.config
 
         def guard(what: str) -> None:
-            problems = self.guard(f"B.6 rolled {what}")
-            if problems:
-                raise StepFailed(f"the version-skew guard failed after rolling {what}: {'; '.join(problems)}")
+            self.guard(f"B.6 rolled {what}")  # recorded; the rollout goes on as pulumi up would
 
         self.changes = rollout(fleet, new, guard, self.log)
         rolled = [c for c in self.changes if c.action == "rolled"]
@@ -643,7 +647,8 @@ class Rehearsal:
         return "; ".join(notes)
 
     def run(self) -> None:
-        self.step("Start", f"dev on Karmada {PREVIOUS_KARMADA}, the probe service answering", self.start)
+        self.step("Start", f"dev on Karmada {PREVIOUS_KARMADA}, the probe service answering", self.start,
+                  fatal=True)
         self.step("Before you start", "etcd snapshot (restore-etcd.md A.1-2)", self.snapshot)
         self.step("A.1", f"RELEASES row for {TARGET}", self.release_row)
         self.step("A.2", f"CRD digests for {TARGET}", self.crd_digests)
@@ -652,7 +657,7 @@ class Rehearsal:
                   f"by B.6 itself: a flag or gate {TARGET} lacks makes its binary exit and the roll fail")
         self.step("A.4", "stacks pin the new tag", self.stacks_pin)
         self.step("A.5", "offline check: hubctl plan dev --policy, skew table", self.offline_plan)
-        self.step("B.6", f"dev rollout to {TARGET}", self.rollout_dev)
+        self.step("B.6", f"dev rollout to {TARGET}", self.rollout_dev, fatal=True)
         self.step("Verify", "the runbook's checks", self.verify)
         self.skip("B.7", "prod-hub", "the local real fleet is the dev stack (all-in-one)")
         self.skip("B.8", "region waves", "the local real fleet is the dev stack (all-in-one)")
@@ -664,6 +669,7 @@ class Rehearsal:
             "steps": [dataclasses.asdict(s) for s in self.steps],
             "changes": [dataclasses.asdict(c) for c in self.changes],
             "guard": [{"after": w, "problems": p} for w, p in self.guard_runs],
+            "passed": self.passed,
             "probe": {"requests": probe.requests if probe else 0,
                       "failures": [{"step": s, "error": e} for _, s, e in (probe.failures if probe else [])]},
             "fleet_timings": self.fleet.timings,
@@ -678,7 +684,8 @@ def _python() -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     """The rehearsal as a table: each runbook step, its result, the guard after it; then the probe's count."""
-    lines = [f"Karmada {report['from']} -> {report['to']}, {report['date']}", "",
+    lines = [f"Karmada {report['from']} -> {report['to']}, {report['date']}: "
+             f"{'passed' if report.get('passed') else 'FAILED'}", "",
              "| step | what | result | seconds | skew guard after |", "|---|---|---|---:|---|"]
     for s in report["steps"]:
         result = "not rehearsed" if s["ok"] is None else ("pass" if s["ok"] else "FAIL")
@@ -689,6 +696,12 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", f"Probe service: {probe['requests']} requests, {len(probe['failures'])} failed.", ""]
     for f in probe["failures"][:20]:
         lines.append(f"- during {f['step']}: {f['error']}")
+    during = [g for g in report["guard"] if g["after"].startswith("B.6 rolled")]
+    bad = [g for g in report["guard"] if g["problems"]]
+    lines += [f"Skew guard: {len(report['guard'])} runs ({len(during)} during the rollout, one after each rolled "
+              f"workload), {len(bad)} failed."]
+    for g in bad[:10]:
+        lines.append(f"- after {g['after']}: {'; '.join(g['problems'])}")
     rolled = [c for c in report["changes"] if c["action"] == "rolled"]
     if rolled:
         lines += ["", "Rolled, in order: " + ", ".join(f"{c['target']} {c['name']} ({c['seconds']} s)"
