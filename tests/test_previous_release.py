@@ -326,3 +326,39 @@ def test_the_test_support_finds_the_other_upstream_crds_too(monkeypatch: pytest.
     monkeypatch.setenv(crds.CRDS_DIR_ENV, str(tmp_path))
     monkeypatch.delenv(schemas.UPSTREAM_CRDS_ENV, raising=False)
     assert (schemas.upstream_crds_dir() / "prometheus-operator" / "monitoring.coreos.com_podmonitors.yaml").is_file()
+
+
+class _FakeFleet:
+    """What the skew guard reads of a fleet: Clusters, the Pull agent's Deployment, the running pods' images."""
+
+    def __init__(self, hub: list[str], agent_deployment: str, agent_pods: list[str]) -> None:
+        repo = f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-"
+        self._pods = {"host": [f"{repo}controller-manager:{t}" for t in hub],
+                      "member-dev-hel1-a": [f"{repo}agent:{t}" for t in agent_pods]}
+        self._agent = f"{repo}agent:{agent_deployment}"
+        clusters = [{"metadata": {"name": n}, "status": {"kubernetesVersion": "v1.35.4"}}
+                    for n in ("dev-fsn1-a", "dev-hel1-a")]
+        self.karmada = types.SimpleNamespace(list=lambda *a, **k: clusters)
+
+    def member_api(self, name: str) -> Any:
+        deployment = {"spec": {"template": {"spec": {"containers": [{"name": "karmada-agent", "image": self._agent}]}}}}
+        return types.SimpleNamespace(get=lambda *a, **k: deployment if name == "dev-hel1-a" else None)
+
+    def pods(self, cluster: str) -> list[Any]:
+        return [types.SimpleNamespace(spec={"containers": [{"image": i}]}) for i in self._pods.get(cluster, [])]
+
+
+@pytest.mark.parametrize(("hub", "deployment", "pods", "ok"), [
+    ([PREVIOUS], PREVIOUS, [PREVIOUS], True),                                   # before
+    ([PREVIOUS, versions.KARMADA_VERSION], PREVIOUS, [PREVIOUS], True),         # the control plane rolling
+    ([versions.KARMADA_VERSION], versions.KARMADA_VERSION, [PREVIOUS, versions.KARMADA_VERSION], True),  # agent rolling
+    ([PREVIOUS, versions.KARMADA_VERSION], versions.KARMADA_VERSION, [versions.KARMADA_VERSION], False),  # agent first
+    ([versions.KARMADA_VERSION], "v1.16.0", ["v1.16.0"], False),                # two minors behind
+])
+def test_the_live_skew_guard(hub: list[str], deployment: str, pods: list[str], ok: bool) -> None:
+    """An agent may trail the control plane by one minor and never lead any part of it, while either rolls."""
+    from tests.support.realfleet.upgrade import skew_guard
+
+    config = fleet_config(read_stack(REPO, "dev"))
+    problems = skew_guard(_FakeFleet(hub, deployment, pods), config)  # type: ignore[arg-type]
+    assert (not problems) == ok, problems
