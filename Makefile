@@ -4,7 +4,7 @@ VENV ?= .venv
 STACK ?= dev
 BIN := $(VENV)/bin
 
-.PHONY: setup setup-locked lock plan test lint budget docs clean upstream mutation
+.PHONY: setup setup-locked lock plan test lint budget docs clean upstream mutation upgrade-rehearsal
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "==> $(VENV): a virtualenv for this checkout"
@@ -58,6 +58,14 @@ test: setup upstream  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to tur
 
 mutation: setup  ## mutation run over the safety-critical modules (docs/testing.md; not part of test; hours on 2 cores)
 	nice -n 15 $(BIN)/python -m bench.mutation $(TARGETS)
+
+# The upgrade rehearsal (docs/runbooks/upgrade-karmada.md on the local real fleet, issue 26): the previous Karmada
+# minor's binaries (on demand, cold ~8 min) and both releases' modules (the previous one's CRDs come from there).
+upgrade-rehearsal: setup upstream  ## dev on the previous Karmada minor upgraded to the pinned one, on real binaries
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m upstream.build --only karmada-prev
+	cd upstream/karmada-prev && PATH="$(abspath $(BIN)):$$PATH" go mod download github.com/karmada-io/karmada
+	cd upstream/karmada && PATH="$(abspath $(BIN)):$$PATH" go mod download github.com/karmada-io/karmada
+	$(BIN)/python -m pytest -q -m rehearsal tests/test_real_upgrade.py
 
 lint: setup
 	$(BIN)/ruff check .

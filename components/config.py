@@ -1738,6 +1738,12 @@ class FleetConfig(Model):
         """Each tenant feature has its gate on (a policy using a feature whose gate is off is accepted by the
         webhook and silently does nothing), names rows and groups that exist, and asks for nothing the hub lacks."""
         fleet_gates = set(self.karmada.feature_gates)
+        karmada = self.karmada.version
+        for gate in sorted(fleet_gates):
+            if not versions.supports(karmada, gate):
+                raise _fail("gates", "{g} needs Karmada {s} or newer (karmada.version is {v}, whose binaries exit on "
+                            "an unknown gate); upgrade Karmada first or remove the gate", g=gate,
+                            s=versions.ADDED_IN[gate], v=karmada, loc=("karmada", "featureGates"))
         classes = {c.name: c.value for c in self.karmada.priority_classes}
         if self.role == "region" and self.karmada.priority_classes:
             raise _fail("priority", "the hub stack creates the priority table; set karmada.priorityClasses there and "
@@ -1753,6 +1759,10 @@ class FleetConfig(Model):
                 key = _GATE_FEATURE[gate]
                 raise _fail("gates", "needs {g} in karmada.featureGates: while the gate is off the policy is "
                             "accepted and does nothing", g=gate, loc=("tenants", t_i, *key.split(".")))
+            if tenant.placement.overflow and not versions.supports(karmada, "overflowAffinities"):
+                raise _fail("overflow", "overflow groups need Karmada {s} or newer (karmada.version is {v}: its "
+                            "PropagationPolicy has no overflowAffinities)", s=versions.ADDED_IN["overflowAffinities"],
+                            v=karmada, loc=("tenants", t_i, "placement", "overflow"))
             if tenant.placement.overcommit_protection and self.role == "all-in-one" and \
                     not self.karmada.scheduler_estimators:
                 raise _fail("gates", "needs karmada.schedulerEstimators: true (overcommit protection corrects the "

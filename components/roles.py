@@ -175,6 +175,11 @@ def hub(config: FleetConfig) -> HubOutputs:
     HostNetworkPolicies("network-policies", config, host, estimators, namespaces,
                         approver=any(m.sync_mode == "Pull" for m in members))
     registry = MemberRegistry("registry", config, members, tenants, karmada, host, karmada_ca, after)
+    # A Pull member's join, and so its agent (which follows the join), waits for the control plane's controllers
+    # too: one `up` of an all-in-one stack that changes karmada.version then rolls them before the agent, which may
+    # trail the control plane but never lead it (versions.check_agent). Their CSR approver signs the join anyway.
+    controllers = [control_plane.workloads[n] for n in ("karmada-controller-manager", "karmada-scheduler")]
+    join_after = {member: [*ready, *controllers] for member, ready in registry.join_ready.items()}
     identities = RegionAccess("regions", config, intents, karmada, host, karmada_ca, cluster.client_ca,
                               [*after, *registry.ready, *dns_namespace])
     if config.monitoring.enabled:  # every member's estimator certificate is the hub's now
@@ -188,7 +193,7 @@ def hub(config: FleetConfig) -> HubOutputs:
         fleet_contract=pulumi.Output.from_input(preflight.hub_contract(config, intents)),
         local=LocalHub(host=host, karmada=karmada, karmada_kubeconfig=control_plane.provider_kubeconfig,
                        after=[*after, *registry.ready], dns_namespace=dns_namespace,
-                       fleet_objects=bootstrap.extra, join_after=registry.join_ready),
+                       fleet_objects=bootstrap.extra, join_after=join_after),
     )
 
 

@@ -53,6 +53,39 @@ RELEASES: dict[str, KarmadaRelease] = {
     ),
 }
 
+RELEASES["v1.17.1"] = KarmadaRelease(
+    version="v1.17.1",
+    # The previous minor, rendered only by the upgrade rehearsal (bench/upgrade_real.py) and by a stack that still
+    # runs it. v1.17.1, not v1.17.5: the Go module proxy here serves karmada-io/karmada v1.17.1 and refuses
+    # v1.17.0 and v1.17.2..v1.17.5 (403), and the rehearsal runs the binaries built from the module. Its installers
+    # (charts/karmada/values.yaml, operator/pkg/constants/constants.go, pkg/karmadactl/cmdinit) default to
+    # kube-apiserver v1.35.2 and etcd 3.6.6-0, like v1.18.2: the same nearest served patch v1.35.4 applies.
+    kube_apiserver="v1.35.4",
+    etcd="3.6.6-0",
+    # README.md "Kubernetes compatibility" at v1.17.1 (row "HEAD") and at v1.18.2 (row "Karmada v1.17"): 1.26..1.35
+    member_kubernetes=("v1.26", "v1.35"),
+    hub_kubernetes=("v1.26", "v1.35"),
+    # karmada-io/dashboard v0.3.0 requires karmada v1.17.0 (its go.mod)
+    dashboard="v0.3.0",
+)
+
+ADDED_IN: dict[str, str] = {
+    # karmada-io/karmada v1.18.2 pkg/features/features.go: "alpha: v1.18"; absent from v1.17.1's gate set, so a
+    # v1.17 binary exits with "unrecognized feature gate"
+    "SchedulingOvercommitProtection": "v1.18",
+    # PropagationPolicy placement.clusterAffinities[].overflowAffinities: pkg/apis/policy/v1alpha1/
+    # propagation_types.go and the CRD schema have it from v1.18.0, not at v1.17.1 (the v1.17 CRD prunes it)
+    "overflowAffinities": "v1.18",
+}
+"""Features the program renders that older rows of RELEASES lack: feature -> first Karmada minor with it."""
+
+
+def supports(karmada: str, feature: str) -> bool:
+    """Whether Karmada `karmada` has `feature` (a gate or a field named in ADDED_IN; anything else: yes)."""
+    since = ADDED_IN.get(feature)
+    return since is None or minor_of(karmada) >= minor_of(since)
+
+
 EXTERNAL_DNS_VERSION = "v0.22.0"
 EXTERNAL_DNS_IMAGE = f"registry.k8s.io/external-dns/external-dns:{EXTERNAL_DNS_VERSION}"
 """v0.22 reads the `external-dns.kubernetes.io/` annotation prefix and requires `--policy`."""

@@ -49,3 +49,19 @@ def test_token_secrets_come_after_their_service_account(rendered_dev: Plan, rend
         assert not token_secrets_without_their_account(plan), plan.stack
     assert sum(1 for r in rendered_dev.records if r.type == "kubernetes:core/v1:Secret"
                and unwrap(r.inputs).get("type") == "kubernetes.io/service-account-token") >= 4
+
+
+def test_an_all_in_one_up_rolls_the_pull_agent_after_the_controllers(rendered_dev: Plan) -> None:
+    """dev's karmada-agent Deployment depends, through its join, on karmada-controller-manager and karmada-scheduler:
+    one `up` that changes karmada.version rolls them first, so the agent never runs newer than the control plane
+    (versions.check_agent). Found by the upgrade rehearsal: before, only the apiservers and the webhook came first."""
+    from hubctl.plan import k8s_target
+
+    def find(name: str, target: str) -> Any:
+        return next(r for r in rendered_dev.records if r.type == "kubernetes:apps/v1:Deployment"
+                    and k8s_target(r.provider) == target and unwrap(r.inputs)["metadata"]["name"] == name)
+
+    before = _closure(rendered_dev, find("karmada-agent", "member-dev-hel1-a").urn)
+    for name in ("karmada-controller-manager", "karmada-scheduler", "karmada-webhook",
+                 "karmada-aggregated-apiserver"):
+        assert find(name, "host").urn in before, name

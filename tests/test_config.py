@@ -117,7 +117,7 @@ BAD: list[tuple[str, Mutation, str]] = [
     ("lb-public-interface-is-gone", set_at(["hub", "loadBalancer", "publicInterface"], True),
      "hub.loadBalancer.publicInterface: unknown key (known keys here: location, type, worldReachable)"),
     ("karmada-version-not-in-matrix", set_at(["karmada", "version"], "v1.99.0"),
-     "karmada.version: Karmada v1.99.0 is not in the compatibility matrix (supported: v1.18.2)"),
+     "karmada.version: Karmada v1.99.0 is not in the compatibility matrix (supported: v1.17.1, v1.18.2)"),
     ("leaf-validity-not-below-ca", set_at(["karmada", "pki"], {"caValidityHours": 8760, "leafValidityHours": 8760}),
      "karmada.pki: leafValidityHours (8760) must be shorter than caValidityHours (8760)"),
     ("member-unknown-region", set_at(["members", 1, "region"], "us-east"),

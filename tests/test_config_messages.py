@@ -90,7 +90,7 @@ CASES: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("server-type-capitals", at(["hub", "serverType"], "CX33"),
      "hub.serverType: 'CX33' is not a Hetzner server type name like cx23, cpx22, cax11 or ccx13; write cx33"),
     ("karmada-version-without-v", at(["karmada", "version"], "1.18.2"),
-     "karmada.version: Karmada 1.18.2 is not in the compatibility matrix (supported: v1.18.2); write v1.18.2"),
+     "karmada.version: Karmada 1.18.2 is not in the compatibility matrix (supported: v1.17.1, v1.18.2); write v1.18.2"),
     ("size-in-g", at(["karmada", "etcd", "storageSize"], "8G"),
      "karmada.etcd.storageSize: must be a whole size in Kubernetes units Mi, Gi or Ti, like 8Gi (not GB) (got '8G'); "
      "did you mean '8Gi'?"),

@@ -87,4 +87,6 @@ def test_the_only_go_files_are_the_wrappers_go_mod_and_go_sum() -> None:
     tracked = {p.relative_to(REPO).as_posix() for p in REPO.rglob("*")
                if p.is_file() and (p.suffix == ".go" or p.name in ("go.mod", "go.sum", "go.work"))
                and ".venv" not in p.parts and "build" not in p.parts}
-    assert tracked == {f"upstream/{w}/go.{f}" for w in ("kube", "etcd", "karmada") for f in ("mod", "sum")}
+    wrappers = {s.wrapper for s in (*build.binary_sets(), build.previous_karmada_set()) if s.wrapper}
+    assert wrappers == {"kube", "etcd", "karmada", "karmada-prev"}
+    assert tracked == {f"upstream/{w}/go.{f}" for w in wrappers for f in ("mod", "sum")}

@@ -91,13 +91,41 @@ def _kube_ldflags(version: str) -> tuple[str, ...]:
                                                         "k8s.io/client-go/pkg/version") for k, v in stamp.items()))
 
 
+PREVIOUS_KARMADA = "v1.17.1"
+"""The previous Karmada minor's newest patch the Go module proxy serves: the version the upgrade rehearsal
+(bench/upgrade_real.py) starts from. v1.17.1, not the newest v1.17 patch upstream tagged: the proxy here answers
+403 for github.com/karmada-io/karmada v1.17.0 and v1.17.2..v1.17.5, and serves v1.17.1."""
+
+ON_DEMAND = ("karmada-prev",)
+"""Sets built only when named (`--only karmada-prev`): `make upstream` and the default build skip them."""
+
+
+def _karmada_set(name: str, version: str, wrapper: str) -> BinarySet:
+    karmada_pkg = "github.com/karmada-io/karmada/cmd"
+    karmada_version_pkg = "github.com/karmada-io/karmada/pkg/version"
+    return BinarySet(
+        name, "github.com/karmada-io/karmada", version,
+        # the seven the hub renders, and the opt-in search addon (cmd/karmada-search). The dashboard addon
+        # has none: the proxy refuses karmada-io/dashboard v0.4.0, and v0.3.0 needs
+        # github.com/karmada-io/karmada v1.17.0, which it refuses too (403)
+        (*((f"{karmada_pkg}/{c}", f"karmada-{c}") for c in
+           ("controller-manager", "scheduler", "webhook", "aggregated-apiserver", "descheduler",
+            "scheduler-estimator", "agent")), (f"{karmada_pkg}/karmada-search", "karmada-search")),
+        tags="kubernetes_protomessage_one_more_release",
+        ldflags=("-s", "-w", f"-X {karmada_version_pkg}.gitVersion={version}",
+                 f"-X {karmada_version_pkg}.gitTreeState=clean"), wrapper=wrapper, cold_minutes="12-20")
+
+
+def previous_karmada_set() -> BinarySet:
+    """The Karmada binaries of PREVIOUS_KARMADA (wrapper upstream/karmada-prev), for the upgrade rehearsal."""
+    return _karmada_set("karmada-prev", PREVIOUS_KARMADA, "karmada-prev")
+
+
 def binary_sets() -> tuple[BinarySet, ...]:
     release = versions.release(versions.KARMADA_VERSION)
     kube = release.kube_apiserver
     etcd = versions.etcd_release(release.etcd)
     karmada = versions.KARMADA_VERSION
-    karmada_pkg = "github.com/karmada-io/karmada/cmd"
-    karmada_version_pkg = "github.com/karmada-io/karmada/pkg/version"
     return (
         BinarySet("etcd", "go.etcd.io/etcd/server/v3", etcd,
                   (("go.etcd.io/etcd/server/v3", "etcd"), ("go.etcd.io/etcd/etcdctl/v3", "etcdctl")),
@@ -107,16 +135,7 @@ def binary_sets() -> tuple[BinarySet, ...]:
                   tuple((f"k8s.io/kubernetes/cmd/{b}", b) for b in
                         ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")),
                   tags="selinux,notest", ldflags=_kube_ldflags(kube), wrapper="kube", cold_minutes="25-40"),
-        BinarySet("karmada", "github.com/karmada-io/karmada", karmada,
-                  # the seven the hub renders, and the opt-in search addon (cmd/karmada-search). The dashboard addon
-                  # has none: the proxy refuses karmada-io/dashboard v0.4.0, and v0.3.0 needs
-                  # github.com/karmada-io/karmada v1.17.0, which it refuses too (403)
-                  (*((f"{karmada_pkg}/{c}", f"karmada-{c}") for c in
-                     ("controller-manager", "scheduler", "webhook", "aggregated-apiserver", "descheduler",
-                      "scheduler-estimator", "agent")), (f"{karmada_pkg}/karmada-search", "karmada-search")),
-                  tags="kubernetes_protomessage_one_more_release",
-                  ldflags=("-s", "-w", f"-X {karmada_version_pkg}.gitVersion={karmada}",
-                           f"-X {karmada_version_pkg}.gitTreeState=clean"), wrapper="karmada", cold_minutes="12-20"),
+        _karmada_set("karmada", karmada, "karmada"),
         BinarySet("kwok", "sigs.k8s.io/kwok", versions.KWOK_VERSION,
                   (("sigs.k8s.io/kwok/cmd/kwok", "kwok"), ("sigs.k8s.io/kwok/cmd/kwokctl", "kwokctl")),
                   ldflags=("-s", "-w"), cold_minutes="5-8"),
@@ -136,18 +155,35 @@ def go_version() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def binary(name: str) -> Path | None:
-    """Where `name` (e.g. `kube-apiserver`, `karmada-agent`) is installed at the pinned version, or None."""
+def binary(name: str, karmada: str | None = None) -> Path | None:
+    """Where `name` (e.g. `kube-apiserver`, `karmada-agent`) is installed at the pinned version, or None.
+    `karmada=PREVIOUS_KARMADA` asks for a Karmada binary of the on-demand `karmada-prev` set instead."""
     try:
         gov = go_version()
     except UpstreamError:
         return None
+    if karmada is not None and karmada != versions.KARMADA_VERSION:
+        prev = previous_karmada_set()
+        if karmada != prev.version or name not in (file for _, file in prev.binaries):
+            raise KeyError(f"{name} at Karmada {karmada} is not built here (only {prev.version}, "
+                           "`python -m upstream.build --only karmada-prev`)")
+        return built(prev, name, gov)
     for bset in binary_sets():
         if name in (file for _, file in bset.binaries):
-            directory = bset.directory(gov)
-            path = directory / name
-            return path if (directory / "BUILD.json").is_file() and path.is_file() else None
+            return built(bset, name, gov)
     raise KeyError(f"{name} is not one of the upstream binaries ({', '.join(all_binary_names())})")
+
+
+def built(bset: BinarySet, name: str, gov: str | None = None) -> Path | None:
+    """Where `name` of `bset` is installed, or None (not built, or no Go)."""
+    if gov is None:
+        try:
+            gov = go_version()
+        except UpstreamError:
+            return None
+    directory = bset.directory(gov)
+    path = directory / name
+    return path if (directory / "BUILD.json").is_file() and path.is_file() else None
 
 
 def all_binary_names() -> list[str]:
@@ -299,12 +335,13 @@ def _default_name(package: str) -> str:
     return parts[-2] if re.fullmatch(r"v\d+", parts[-1]) else parts[-1]
 
 
-def pin(log: object = sys.stderr) -> None:
+def pin(sets: Sequence[BinarySet] | None = None, log: object = sys.stderr) -> None:
     """Rewrite the wrapper modules for the versions in components/versions.py and tidy them (needs the proxy)."""
-    for bset in binary_sets():
+    for bset in sets if sets is not None else (*binary_sets(), previous_karmada_set()):
         wrapper = bset.wrapper_dir()
         if wrapper is None:
             continue
+        wrapper.mkdir(exist_ok=True)
         text = _wrapper_gomod(bset)
         (wrapper / "go.mod").write_text(text)
         (wrapper / "go.sum").unlink(missing_ok=True)
@@ -353,21 +390,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="build nothing: exit 1 when a binary is missing")
     parser.add_argument("--list", action="store_true", help="print where each binary is (missing ones too)")
     parser.add_argument("--only", action="append", default=[], metavar="SET",
-                        help="build only this set (etcd, kube, karmada, karmada-search, kwok); repeatable")
+                        help="build only this set (etcd, kube, karmada, kwok; karmada-prev, the previous "
+                             "Karmada minor for the upgrade rehearsal, only when named); repeatable")
     parser.add_argument("--pin", action="store_true",
                         help="rewrite upstream/*/go.mod for the pinned versions and tidy them (needs the proxy)")
     args = parser.parse_args(argv)
-    sets = binary_sets()
+    sets = (*binary_sets(), previous_karmada_set())
     unknown = sorted(set(args.only) - {s.name for s in sets})
     if unknown:
         print(f"error: --only {unknown[0]}: not a set (choose from {', '.join(s.name for s in sets)})",
               file=sys.stderr)
         return 2
-    chosen = [s for s in sets if not args.only or s.name in args.only]
+    chosen = [s for s in sets if s.name in args.only or (not args.only and s.name not in ON_DEMAND)]
     try:
         gov = go_version()
         if args.pin:
-            pin()
+            pin([s for s in sets if not args.only or s.name in args.only])
             return 0
         if args.check or args.list:
             missing = []

@@ -43,6 +43,29 @@ CRD_SHA256: dict[str, dict[str, str]] = {
         "work/work.karmada.io_resourcebindings.yaml": "75c71d2dbe2c2d8cf3cedf7fa0d255ffd31773f40365ce9611596cdd7d19998d",
         "work/work.karmada.io_works.yaml": "de2815d267ba1e1f19c6594a1f7a4401d37b7d073a206a0ae26277085d343bc2",
     },
+    # computed from the module zip of github.com/karmada-io/karmada@v1.17.1 (Go module proxy; a module zip holds
+    # the tagged files byte for byte: the v1.18.2 digests above match its zip too)
+    "v1.17.1": {
+        "apps/apps.karmada.io_workloadrebalancers.yaml": "7dbd19ae003fc6873c13c58307b4b03872b910661af0f6373d15c98f22ef52c8",
+        "autoscaling/autoscaling.karmada.io_cronfederatedhpas.yaml": "94abd3a9e5e2ab768065c603834747fb4b68b1854fd797fc5147207b5f0dbd71",
+        "autoscaling/autoscaling.karmada.io_federatedhpas.yaml": "6e231413c5bcc77c51cceaa9aa7c65694a2393b1c418e62254f2cf0835f4d0b6",
+        "config/config.karmada.io_resourceinterpretercustomizations.yaml": "75a40fcbda5d09e0e3fc78d93fd066f93764b264f224fbf91872f52788ad218c",
+        "config/config.karmada.io_resourceinterpreterwebhookconfigurations.yaml": "5b68ff2852e0875a5f8558223f89680d25dfbc681a9488b52f7228abc656c2ae",
+        "multicluster/multicluster.x-k8s.io_serviceexports.yaml": "552a23e5d8859f30b1b802309e2196e5c86e941d76e7dc2c31d8ac70db3919b1",
+        "multicluster/multicluster.x-k8s.io_serviceimports.yaml": "3fe2271e2408ab33940eed61670c692ef6f9f667f5c1705d21535c8fc565570e",
+        "networking/networking.karmada.io_multiclusteringresses.yaml": "856779dae5ee7a9642a8cb1d5fd2b3fca517eda1bec700551c4cca5c102b58ab",
+        "networking/networking.karmada.io_multiclusterservices.yaml": "8ae62f2c27faa7528c94454ca7376a8f85a77c595d72e6976b44d34fe6ae4bd9",
+        "policy/policy.karmada.io_clusteroverridepolicies.yaml": "944a09be1f6d708d117bb6f3e2aa9066ae0de3dad9ee897c06fd171508e0ee59",
+        "policy/policy.karmada.io_clusterpropagationpolicies.yaml": "e95b266d29334c6b32d42cc343f10d32e6fd58e5ac3e86073b530402cf0895be",
+        "policy/policy.karmada.io_clustertaintpolicies.yaml": "63b5d13b45cf33a3481a24b4282ea3c342ff096976410a3b8eceb4e2a0786a59",
+        "policy/policy.karmada.io_federatedresourcequotas.yaml": "cf1e1dd6209ad9c284b043b26414670392981611c799a0d8cbdc1f0f10baef36",
+        "policy/policy.karmada.io_overridepolicies.yaml": "f650d7b776e6ea31d6733aefefa027edc567172a556190f46b0de0730f05af52",
+        "policy/policy.karmada.io_propagationpolicies.yaml": "76d4483621f6956e063a3d203f5b880f555408292af7a205ddb588bb1485f888",
+        "remedy/remedy.karmada.io_remedies.yaml": "72a18053f6b547a5d3ebe0e4cf455f728e76cd40217dba27662584f0fb95dd10",
+        "work/work.karmada.io_clusterresourcebindings.yaml": "21a6717a3f87ac8f651f78bb6fdcd668b88aa01ca4078cbda1336a6b0c6cd783",
+        "work/work.karmada.io_resourcebindings.yaml": "9c11056d9ca2c1fa352918f79f718096205e6e90b123707735abc9026778e9ad",
+        "work/work.karmada.io_works.yaml": "de2815d267ba1e1f19c6594a1f7a4401d37b7d073a206a0ae26277085d343bc2",
+    },
 }
 """sha256 of every CRD file at `charts/karmada/_crds/bases/<path>` of each supported tag."""
 
@@ -107,6 +130,17 @@ def crds_source_dir() -> Path | None:
         return workspace
     cache = _cache_dir(WORKSPACE_VERSION)
     return cache if all((cache / rel).is_file() for rel in CRD_SHA256[WORKSPACE_VERSION]) else None
+
+
+def upstream_crds_dirs() -> list[Path]:
+    """The workspace's `shared/upstream-crds` (other projects' CRDs), the sibling of its Karmada copy: beside the
+    Karmada CRD source in use and beside the workspace's own copy. Both, because `KARMADA_HUB_CRDS_DIR` may name a
+    Karmada release's files anywhere (another tag's, for an upgrade), which says nothing about where the others are."""
+    out: list[Path] = []
+    for karmada in (crds_source_dir(), workspace_crds_dir()):
+        if karmada is not None and karmada.parent.parent / "upstream-crds" not in out:
+            out.append(karmada.parent.parent / "upstream-crds")
+    return out
 
 
 def layout_hint(version: str) -> str:

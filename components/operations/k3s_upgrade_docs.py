@@ -60,12 +60,10 @@ def crd_url(version: str = versions.SYSTEM_UPGRADE_CONTROLLER_VERSION) -> str:
 
 
 def _local_dirs() -> list[Path]:
-    from components.karmada.crds import crds_source_dir
+    from components.karmada.crds import upstream_crds_dirs
 
     dirs = [Path(os.environ[CRDS_DIR_ENV]) / FOLDER] if os.environ.get(CRDS_DIR_ENV) else []
-    karmada = crds_source_dir()
-    if karmada is not None:  # <workspace>/shared/karmada/crds -> <workspace>/shared/upstream-crds
-        dirs.append(karmada.parent.parent / "upstream-crds" / FOLDER)
+    dirs += [d / FOLDER for d in upstream_crds_dirs()]  # <workspace>/shared/upstream-crds
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "karmada-hub" / "upstream-crds"
     dirs.append(cache / f"system-upgrade-controller-{versions.SYSTEM_UPGRADE_CONTROLLER_VERSION}")
     return dirs

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from components.karmada.crds import CrdIntegrityError, _verified, crds_source_dir
+from components.karmada.crds import CrdIntegrityError, _verified, upstream_crds_dirs
 from components.kube import yamlutil
 from components.versions import EXTERNAL_DNS_VERSION
 
@@ -39,9 +39,7 @@ def _cache(version: str) -> Path:
 
 def local_dirs(version: str) -> list[Path]:
     dirs = [Path(os.environ[DIR_ENV]) / "external-dns"] if os.environ.get(DIR_ENV) else []
-    karmada = crds_source_dir()  # <workspace>/shared/karmada/crds: its upstream-crds sibling is ours
-    if karmada is not None:
-        dirs.append(karmada.parent.parent / "upstream-crds" / "external-dns")
+    dirs += [d / "external-dns" for d in upstream_crds_dirs()]  # <workspace>/shared/upstream-crds
     dirs.append(_cache(version))
     return dirs
 

@@ -202,11 +202,16 @@ UPSTREAM_GROUPS = {"monitoring.coreos.com": "prometheus-operator", "externaldns.
 
 
 def upstream_crds_dir() -> Path:
-    """`$KARMADA_HUB_UPSTREAM_CRDS_DIR`, or `shared/upstream-crds` beside the workspace's Karmada CRDs."""
+    """`$KARMADA_HUB_UPSTREAM_CRDS_DIR`, or `shared/upstream-crds` beside the workspace's Karmada CRDs (also when
+    `KARMADA_HUB_CRDS_DIR` names another Karmada tag's files elsewhere: `crds.upstream_crds_dirs`)."""
     import os
 
+    from components.karmada.crds import upstream_crds_dirs
+
     override = os.environ.get(UPSTREAM_CRDS_ENV)
-    return Path(override) if override else crds_dir().parent.parent / "upstream-crds"
+    if override:
+        return Path(override)
+    return next((d for d in upstream_crds_dirs() if d.is_dir()), crds_dir().parent.parent / "upstream-crds")
 
 
 def validate_upstream(obj: Any) -> None:

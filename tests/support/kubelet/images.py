@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from components import versions
-from upstream.build import binary
+from upstream.build import PREVIOUS_KARMADA, binary
 
 
 class ImageError(RuntimeError):
@@ -34,12 +34,16 @@ class ImageEntry:
     """Files the image has that its programs read (its user database), mounted at their paths."""
     version_check: tuple[str, ...] = ()
     """For a program of this machine's (a Debian package), a command whose output must name the image's version."""
+    other_tags: tuple[str, ...] = ()
+    """Further tags this entry stands in for, each with the upstream build at that tag (`binary(name, tag)`): the
+    previous Karmada minor of the upgrade rehearsal (`upstream.build.PREVIOUS_KARMADA`)."""
 
 
 def default_table() -> dict[str, ImageEntry]:
     release = versions.release(versions.KARMADA_VERSION)
     karmada = {f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-{c}": ImageEntry(
-        versions.KARMADA_VERSION, {f"/bin/karmada-{c}": f"karmada-{c}", f"karmada-{c}": f"karmada-{c}"})
+        versions.KARMADA_VERSION, {f"/bin/karmada-{c}": f"karmada-{c}", f"karmada-{c}": f"karmada-{c}"},
+        other_tags=(PREVIOUS_KARMADA,))
         for c in ("controller-manager", "scheduler", "webhook", "aggregated-apiserver", "descheduler",
                   "scheduler-estimator", "agent", "search")}
     kube = {f"{versions.KUBE_IMAGE_REGISTRY}/{c}": ImageEntry(
@@ -90,8 +94,9 @@ class ImageTable:
         entry = self.entries.get(repo)
         if entry is None:
             raise ImageError(f"image {image}: no upstream binary stands in for {repo} here")
-        if tag != entry.tag:
-            raise ImageError(f"image {image}: the binary here is built at {entry.tag}, not {tag}")
+        if tag != entry.tag and tag not in entry.other_tags:
+            raise ImageError(f"image {image}: the binary here is built at "
+                             f"{' or '.join((entry.tag, *entry.other_tags))}, not {tag}")
         if not argv:
             if not entry.entrypoint:
                 raise ImageError(f"image {image}: the container names no command and the image has no entrypoint here")
@@ -109,6 +114,11 @@ class ImageTable:
                 if entry.tag.lstrip("v") not in out.stdout + out.stderr:
                     raise ImageError(f"image {image}: {entry.version_check[0]} here is not {entry.tag}")
             return [name, *argv[1:]]
+        if tag != entry.tag:
+            path = binary(name, tag)
+            if path is None:
+                raise ImageError(f"{name} {tag} is not built: run `python -m upstream.build --only karmada-prev`")
+            return [str(Path(path)), *argv[1:]]
         path = binary(name)
         if path is None:
             raise ImageError(f"{name} is not built: run `make upstream`")

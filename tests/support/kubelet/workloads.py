@@ -214,10 +214,18 @@ class Controllers:
         return new
 
     def roll(self, workload: Workload, obj: dict[str, Any], timeout: float = 600) -> None:
-        """A changed template: each pod replaced by one of the new template, Ready before the next goes."""
+        """A changed template: each pod replaced by one of the new template, Ready before the next goes. A
+        Deployment follows its strategy: with a surge the new pod is Ready before an old one goes; with
+        `maxSurge: 0` (what the hub renders: required anti-affinity leaves no server for a surge pod) the old pod
+        goes first and the others keep serving. A StatefulSet's RollingUpdate goes from the highest ordinal down."""
         workload.obj = obj
-        for pod in list(workload.pods):
-            if workload.kind == "Deployment":  # maxSurge: a new pod Ready before an old one goes
+        pods = list(workload.pods)
+        if workload.kind == "StatefulSet":
+            pods.sort(key=lambda p: int(p.name.rsplit("-", 1)[1]), reverse=True)
+        rolling = (obj["spec"].get("strategy") or {}).get("rollingUpdate") or {}
+        surge = str(rolling.get("maxSurge", "25%")) not in ("0", "0%")
+        for pod in pods:
+            if workload.kind == "Deployment" and surge:
                 new = self._deployment_pod(workload)
                 wait_ready(new, timeout)
                 self.kubelet.stop(pod, 5)

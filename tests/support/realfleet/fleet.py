@@ -177,9 +177,10 @@ def as_sent(value: Any) -> Any:
     return value
 
 
-def dependency_order(plan: Plan, records: list[Any]) -> list[Any]:
+def dependency_order(plan: Plan, records: list[Any], hoist: bool = True) -> list[Any]:
     """`records` ordered so each comes after every record it depends on, directly or through others (components,
-    readiness gates); ties keep registration order."""
+    readiness gates); ties keep registration order. `hoist`: Namespaces and CRDs first (a first bring-up); without,
+    the order pulumi itself would step an update in."""
     by_urn = {r.urn: r for r in plan.records}
     wanted = {r.urn for r in records}
     reach: dict[str, set[str]] = {}
@@ -211,6 +212,8 @@ def dependency_order(plan: Plan, records: list[Any]) -> list[Any]:
         if not progressed:
             order += pending
             break
+    if not hoist:
+        return order
     firsts = [r for r in order if unwrap(r.inputs).get("kind") in FIRST]
     return firsts + [r for r in order if r not in firsts]
 
@@ -275,6 +278,8 @@ class RealFleet:
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="realfleet-")))
     log: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
     timings: dict[str, float] = field(default_factory=dict)
+    stack_edit: Callable[[StackConfig], StackConfig] | None = None
+    """Changes the stack file's config before it is read (the upgrade rehearsal starts from an older release)."""
 
     def __post_init__(self) -> None:
         # pods take their addresses from k3s's pod CIDR: the rendered nameserver ACL and NetworkPolicies name it
@@ -310,6 +315,8 @@ class RealFleet:
         reap_stale()
         self.network.start()
         stack = read_stack(REPO, self.stack)
+        if self.stack_edit is not None:
+            stack = self.stack_edit(stack)
         self.config = FleetConfig.from_mapping(stack.project_values()[0], f"stacks/Pulumi.{self.stack}.yaml",
                                                stack.project_values()[1])
         self._capi_and_members()
