@@ -432,7 +432,16 @@ class Kubelet:
         obj.setdefault("kind", "Pod")
         obj["spec"]["nodeName"] = pod.node_name
         try:
-            pod.cluster.api.create(obj, dry_run=True)
+            try:
+                pod.cluster.api.create(obj, dry_run=True)
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+                # a Pod of this name is the status mirror's record of the pod this one replaces (a StatefulSet's
+                # keeps its name), which is gone: remove it first, as the StatefulSet controller waits for the old
+                # Pod's deletion before it creates the new one
+                pod.cluster.api.delete("v1", "Pod", pod.name, pod.namespace)
+                pod.cluster.api.create(obj, dry_run=True)
         except ApiError as exc:
             raise PodError(f"admission refused {pod.namespace}/{pod.name}: {exc}") from None
         pod.admitted = True
