@@ -440,11 +440,27 @@ class Kubelet:
                 # a Pod of this name is the status mirror's record of the pod this one replaces (a StatefulSet's
                 # keeps its name), which is gone: remove it first, as the StatefulSet controller waits for the old
                 # Pod's deletion before it creates the new one
-                pod.cluster.api.delete("v1", "Pod", pod.name, pod.namespace)
+                self._remove_stale_pod(pod)
                 pod.cluster.api.create(obj, dry_run=True)
         except ApiError as exc:
             raise PodError(f"admission refused {pod.namespace}/{pod.name}: {exc}") from None
         pod.admitted = True
+
+    @staticmethod
+    def _remove_stale_pod(pod: Pod, timeout: float = 30.0) -> None:
+        """Delete the Pod object of a previous incarnation at once (grace 0, as a kubelet confirms a termination;
+        its finalizers dropped: nothing runs it any more) and wait until the API has forgotten it."""
+        api, path = pod.cluster.api, f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        api.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status, body = api.request("GET", path)
+            if status == 404:
+                return
+            if (body.get("metadata") or {}).get("finalizers"):
+                api.request("PATCH", path, {"metadata": {"finalizers": None}},
+                            content_type="application/merge-patch+json")
+            time.sleep(0.2)
 
     # --------------------------------------------------------------------------------------------- env
 
