@@ -22,24 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("build/bench/upgrade"))
     args = parser.parse_args(argv)
     from tests.support.realfleet.fleet import RealFleet
-    from tests.support.realfleet.upgrade import Rehearsal, StepFailed, markdown
+    from tests.support.realfleet.upgrade import markdown, rehearse
 
     args.out.mkdir(parents=True, exist_ok=True)
-    failed = None
     with RealFleet() as fleet:
-        rehearsal = Rehearsal(fleet, fleet.log, args.out)
-        try:
-            rehearsal.run()
-        except StepFailed as err:
-            failed = str(err)
-        finally:
-            if rehearsal.probe is not None:
-                rehearsal.probe.stop()
-            report = rehearsal.report()
-            report["failed"] = failed
-            (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-            (args.out / "report.md").write_text(markdown(report))
+        report = rehearse(fleet, args.out)
+    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (args.out / "report.md").write_text(markdown(report))
     print(markdown(report))
+    failed = report["failed"]
     if failed:
         print(f"rehearsal failed: {failed}", file=sys.stderr)
         return 1

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.realfleet.fleet import RealFleet
-from tests.support.realfleet.upgrade import TARGET, Rehearsal, StepFailed, markdown, module_dir
+from tests.support.realfleet.upgrade import TARGET, markdown, module_dir, rehearse
 from tests.support.tools import require_tool, require_upstream
 from upstream.build import PREVIOUS_KARMADA, all_binary_names, binary, previous_karmada_set
 
@@ -33,20 +33,11 @@ def test_the_upgrade_rehearsal_passes(tmp_path: Path) -> None:
                          f"go mod download github.com/karmada-io/karmada@{version}")
     for tool in ("unbound", "knotd", "kdig"):
         require_tool(tool, "the fleet's DNS path (Debian: unbound, knot, knot-dnsutils)")
-    failed = None
     with RealFleet() as fleet:
-        rehearsal = Rehearsal(fleet, fleet.log, tmp_path)
-        try:
-            rehearsal.run()
-        except StepFailed as err:
-            failed = str(err)
-        finally:
-            if rehearsal.probe is not None:
-                rehearsal.probe.stop()
-        report = rehearsal.report()
+        report = rehearse(fleet, tmp_path)
     (tmp_path / "report.json").write_text(json.dumps(report, indent=2))
     print(markdown(report))
-    assert failed is None, failed
+    assert report["failed"] is None, report["failed"]
     assert not [(s["ref"], s["detail"]) for s in report["steps"] if s["ok"] is False]
     assert [s["ref"] for s in report["steps"] if s["ok"] is None] == ["A.3", "B.7", "B.8"]
     assert all(not g["problems"] for g in report["guard"]) and len(report["guard"]) > 10

@@ -682,6 +682,22 @@ def _python() -> str:
     return sys.executable
 
 
+def rehearse(fleet: Any, out: Path) -> dict[str, Any]:
+    """The whole rehearsal on a fleet not yet up: its report, with `failed` the step that stopped it (or None)."""
+    failed = None
+    rehearsal = Rehearsal(fleet, fleet.log, out)
+    try:
+        rehearsal.run()
+    except StepFailed as err:
+        failed = str(err)
+    finally:
+        if rehearsal.probe is not None:
+            rehearsal.probe.stop()
+    report = rehearsal.report()
+    report["failed"] = failed
+    return report
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The rehearsal as a table: each runbook step, its result, the guard after it; then the probe's count."""
     lines = [f"Karmada {report['from']} -> {report['to']}, {report['date']}: "
