@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from components import config as c
 from components.config import ConfigError, FleetConfig
-from tests.support.tools import load_dev_raw
+from tests.support.tools import load_dev_raw, stack_values
 
 BACKUP = {"endpoint": "https://fsn1.your-objectstorage.com", "region": "fsn1", "bucket": "karmada-backups"}
 
@@ -534,8 +534,6 @@ def test_a_hub_has_at_least_one_ssh_key_and_its_zone_is_its_first_locations() ->
 
 
 def _region(**changes: Any) -> tuple[dict[str, Any], frozenset[str]]:
-    from tests.support.tools import stack_values
-
     raw, secrets = stack_values("prod-fsn1")
     return {**raw, **changes}, secrets
 
@@ -621,3 +619,112 @@ def test_hub_facts_and_defaults_other_rooms_read(dev: tuple[dict[str, Any], froz
     for key in ("-----BEGIN SSH2 ENCRYPTED KEY-----", "  -----BEGIN OPENSSH KEY-----"):
         with pytest.raises(ValidationError, match="this is a private key"):
             c.SshKeyConfig.model_validate({"name": "ops", "publicKey": key})
+
+
+def _hub(servers: int, locations: list[str]) -> c.HubConfig:
+    return c.HubConfig.model_validate({**_hub_data(), "servers": servers, "locations": locations})
+
+
+@pytest.mark.parametrize(("servers", "locations", "worst", "share", "left"), [
+    (3, ["fsn1"], "fsn1", 3, 0),
+    (3, ["fsn1", "nbg1"], "fsn1", 2, 1),
+    (5, ["fsn1", "nbg1"], "fsn1", 3, 2),
+    (5, ["nbg1", "fsn1", "hel1", "nbg1"], "nbg1", 3, 2),
+])
+def test_servers_that_lose_quorum_with_one_location_are_refused_with_the_count(
+        servers: int, locations: list[str], worst: str, share: int, left: int) -> None:
+    """Round-robin over `locations` (a location named twice takes two turns): the message says how many servers
+    the worst location holds and how many losing it leaves, and names three locations of the zone."""
+    with pytest.raises(ValidationError) as exc:
+        _hub(servers, locations)
+    assert (f"{servers} servers over {', '.join(dict.fromkeys(locations))} put {share} in {worst}: losing {worst} "
+            f"leaves {left} of {servers}, no etcd quorum") in str(exc.value)
+    assert "locations: [fsn1, nbg1, hel1]" in str(exc.value)
+
+
+@pytest.mark.parametrize(("servers", "locations"), [
+    (3, ["fsn1", "nbg1", "hel1"]), (5, ["fsn1", "nbg1", "hel1"]), (7, ["hel1", "fsn1", "nbg1"]),
+    (3, ["ash"]), (5, ["sin"]),
+])
+def test_servers_that_keep_quorum_or_have_nowhere_to_spread_are_accepted(servers: int, locations: list[str]) -> None:
+    """A majority left after any one location fails; a zone of one location (ash, sin) cannot spread."""
+    assert _hub(servers, locations).servers == servers
+
+
+def test_an_ssh_key_one_byte_short_of_its_last_string_or_padded_inside_is_refused() -> None:
+    import base64
+
+    rsa = _ssh_key("ssh-rsa", b"\x01\x00\x01", bytes(range(1, 200)))
+    assert c.SshKeyConfig.model_validate({"name": "ops", "publicKey": rsa})
+    kind, blob, comment = rsa.split()
+    raw = base64.b64decode(blob)
+    short = f"{kind} {base64.b64encode(raw[:-1]).decode()} {comment}"
+    padded = f"{kind} {blob[:8]}={blob[8:]} {comment}"  # a lenient decoder reads the same bytes; OpenSSH does not
+    for key in (short, padded):
+        with pytest.raises(ValidationError, match="the ssh-rsa key is cut short or mangled"):
+            c.SshKeyConfig.model_validate({"name": "ops", "publicKey": key})
+
+
+SECONDARY = {"name": "hel", "ipv4": "95.216.0.10"}
+
+
+def test_the_hetzner_zone_and_record_follow_the_mode() -> None:
+    """Mode hetzner writes every name under dns.domain into the zone dns.domain; mode self-hosted writes only what
+    is under the parent zone and not under dns.domain (the delegation's own names), relative to the parent."""
+    hetzner = c.DnsConfig(domain="example.com")
+    assert not hetzner.self_hosted_mode and hetzner.hetzner_zone == "example.com"
+    assert hetzner.hetzner_record("api.example.com") == ("example.com", "api")
+    assert hetzner.hetzner_record("a.b.example.com") == ("example.com", "a.b")
+    for outside in (None, "", "example.com", "api.example.org", "apiexample.com"):
+        assert hetzner.hetzner_record(outside) is None, outside
+    own = _ok(c.DnsConfig, SELF_HOSTED)
+    assert own.self_hosted_mode and own.hetzner_zone == "example.com"  # type: ignore[attr-defined]
+    assert own.hetzner_record("ns-hel.example.com") == ("example.com", "ns-hel")  # type: ignore[attr-defined]
+    for answered_by_the_fleet in ("fleet.example.com", "api.fleet.example.com"):
+        assert own.hetzner_record(answered_by_the_fleet) is None  # type: ignore[attr-defined]
+    assert own.hetzner_record("myfleet.example.com") == ("example.com", "myfleet")  # type: ignore[attr-defined]
+
+
+def test_a_secondary_name_used_twice_is_refused_at_its_second_use() -> None:
+    one = {**SELF_HOSTED, "selfHosted": {"parentZone": "example.com", "secondaries": [SECONDARY]}}
+    assert _ok(c.DnsConfig, one)
+    other = {"name": "ash", "ipv4": "5.161.0.10"}
+    assert _ok(c.DnsConfig, {**SELF_HOSTED, "selfHosted": {"parentZone": "example.com",
+                                                           "secondaries": [SECONDARY, other]}})
+    twice = {**SELF_HOSTED, "selfHosted": {"parentZone": "example.com",
+                                           "secondaries": [SECONDARY, other, {**SECONDARY, "ipv4": "95.216.0.11"}]}}
+    with pytest.raises(ValidationError) as exc:
+        c.DnsConfig.model_validate(twice)
+    assert "secondary name 'hel' is used twice" in str(exc.value)
+
+
+def test_a_hub_stack_with_a_capi_credential_is_refused_and_a_member_stack_needs_it() -> None:
+    raw, secrets = stack_values("prod-hub")
+    FleetConfig.from_mapping(raw, "stacks/Pulumi.prod-hub.yaml", secrets)
+    with pytest.raises(ConfigError, match=r"capi\.kubeconfigConfigKey: a hub stack joins no members"):
+        FleetConfig.from_mapping({**raw, "capiKubeconfig": "apiVersion: v1"}, "stacks/Pulumi.prod-hub.yaml",
+                                 secrets | {"capiKubeconfig"})
+
+
+@pytest.mark.parametrize(("mode", "endpoint", "refused"), [
+    ("Push", "https://10.0.0.5:6443", True),
+    ("Push", "https://[fd00::5]:6443", True),
+    ("Push", "https://95.216.0.10:6443", False),
+    ("Push", "https://api.dev.example.com:6443", False),
+    ("Pull", "https://10.0.0.5:6443", False),
+])
+def test_a_push_member_needs_a_public_endpoint(dev: tuple[dict[str, Any], frozenset[str]], mode: str, endpoint: str,
+                                               refused: bool) -> None:
+    """The hub dials a Push member from its own network; a Pull member's agent dials the hub, so its endpoint is
+    never dialled from the hub."""
+    def edit(raw: dict[str, Any]) -> None:
+        member = raw["members"][0]
+        member.update(syncMode=mode, apiEndpoint=endpoint)
+        if mode == "Push":
+            member.pop("clusterId", None)
+
+    if refused:
+        with pytest.raises(ConfigError, match=r"members\[0\]\.apiEndpoint: .* is not a public address"):
+            _validate(dev, edit)
+    else:
+        assert _validate(dev, edit).members[0].sync_mode == mode
