@@ -728,3 +728,10 @@ def test_a_push_member_needs_a_public_endpoint(dev: tuple[dict[str, Any], frozen
             _validate(dev, edit)
     else:
         assert _validate(dev, edit).members[0].sync_mode == mode
+
+
+def test_a_zone_of_two_locations_cannot_spread_over_three_and_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a zone with three locations or more can keep a quorum through the loss of one: with two (ash and a
+    second US-east location, say), three servers over both are the best there is."""
+    monkeypatch.setitem(c.NETWORK_ZONES, "ash2", "us-east")
+    assert _hub(3, ["ash", "ash2"]).servers == 3
