@@ -174,7 +174,7 @@ def test_nothing_restarted_in_five_minutes_after_bring_up(fleet: RealFleet) -> N
     baseline: dict[str, int] = fleet.restarts_at_settle  # type: ignore[attr-defined]
     now = fleet.restarts()
     restarted = {pod: (baseline.get(pod, 0), count) for pod, count in now.items() if count != baseline.get(pod, 0)}
-    assert not restarted, restarted
+    assert not restarted, f"{restarted}\n{fleet.restart_stories(restarted)}"
 
 
 _ = Api

@@ -103,3 +103,22 @@ def test_a_pods_status_is_what_its_kubelet_posts() -> None:
 
 def test_rolling_update_rounding() -> None:
     assert _scaled("25%", 3, up=False) == 0 and _scaled("25%", 3, up=True) == 1 and _scaled(1, 3, up=False) == 1
+
+
+def test_a_restarted_pod_tells_its_story_from_the_log_before_its_last_start(tmp_path: Path) -> None:
+    """What the real-fleet tests print when a component restarted: the termination, the events, and the log lines
+    before the last start marker (not the new run's)."""
+    p = pod("search", True)
+    p.root = tmp_path
+    p.containers[0].last_termination = "liveness"
+    p.note("c liveness probe failed 3 times: restarting")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "c.log").write_text("--- 04:00:00 start c (restart 0)\nfirst run\netcd check failed\n"
+                                             "--- 04:01:00 start c (restart 1)\nsecond run\n")
+    story = p.restart_story()
+    assert story.splitlines()[0] == "host/ns/search:"
+    assert "liveness probe failed 3 times" in story and "c: 2 restart(s), last termination liveness" in story
+    assert "| etcd check failed" in story and "second run" not in story
+    assert "| --- 04:00:00 start c (restart 0)" in story
+    p.containers[0].restarts = 0
+    assert "restart(s)" not in p.restart_story()

@@ -191,6 +191,22 @@ class Pod:
     def note(self, text: str) -> None:
         self.events.append((time.time(), text))
 
+    def restart_story(self, lines: int = 12) -> str:
+        """Why this pod's containers restarted, for a failure message: each restarted container's last termination,
+        the pod's last events, and the log lines just before the container's last start."""
+        out = [f"{self.cluster.name}/{self.namespace}/{self.name}:"]
+        out += [f"  event {time.strftime('%H:%M:%S', time.gmtime(at))} {text}" for at, text in self.events[-5:]]
+        for c in [*self.init_containers, *self.containers]:
+            if not c.restarts:
+                continue
+            out.append(f"  {c.name}: {c.restarts} restart(s), last termination {c.last_termination or 'unknown'}")
+            log = self.root / "logs" / f"{c.name}.log"
+            text = log.read_text(errors="replace").splitlines() if log.is_file() else []
+            starts = [i for i, line in enumerate(text) if line.startswith("--- ")]
+            end = starts[-1] if starts else len(text)
+            out += [f"    | {line[:300]}" for line in text[max(0, end - lines):end]]
+        return "\n".join(out)
+
     def container_port(self, port: int | str) -> int:
         if isinstance(port, int) or str(port).isdigit():
             return int(port)

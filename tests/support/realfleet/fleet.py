@@ -716,6 +716,12 @@ class RealFleet:
         return {f"{p.cluster.name}/{p.namespace}/{p.name}": p.restarts() for p in self.pods()
                 if p.spec.get("restartPolicy", "Always") == "Always"}
 
+    def restart_stories(self, keys: Iterable[str]) -> str:
+        """`Pod.restart_story` of each `cluster/ns/pod` key (as `restarts` names them) that is still running."""
+        wanted = set(keys)
+        return "\n".join(p.restart_story() for p in self.pods()
+                         if f"{p.cluster.name}/{p.namespace}/{p.name}" in wanted)
+
     def renew_leaf(self, cluster: str, namespace: str, name: str) -> list[str]:
         """What `pulumi up` does when a workload's serving certificate is renewed: every leaf certificate in the
         Secrets its pods mount re-issued by the same CA with the same subject, names and usages and a new key, the
