@@ -133,6 +133,23 @@ class Rendered:
         return [(r, as_sent({k: v for k, v in unwrap(r.inputs).items() if not k.startswith("__")}))
                 for r in dependency_order(self.plan, records)]
 
+    def depends_on(self, record: Any, target: str) -> set[str]:
+        """URNs of the `target` API server's objects `record` depends on, directly or through other resources."""
+        by_urn = {r.urn: r for r in self.plan.records}
+        seen: set[str] = set()
+        found: set[str] = set()
+        todo = list(record.dependencies)
+        while todo:
+            urn = todo.pop()
+            if urn in seen or urn not in by_urn:
+                continue
+            seen.add(urn)
+            dep = by_urn[urn]
+            if dep.type.startswith("kubernetes:") and k8s_target(dep.provider) == target:
+                found.add(urn)
+            todo += dep.dependencies
+        return found
+
     def targets(self) -> set[str]:
         return {k8s_target(r.provider) or "" for r in self.plan.records if r.type.startswith("kubernetes:")}
 
@@ -297,6 +314,9 @@ class RealFleet:
         """What the host's kube-controller-manager and kubelets would show through its API (mirror.py)."""
         self.rendered: Rendered | None = None
         self.config: FleetConfig | None = None
+        self._deferred: list[tuple[set[str], dict[str, Any]]] = []
+        """Host workloads waiting for Karmada objects they depend on (karmada-search on its RBAC), with those
+        objects' URNs: pulumi-kubernetes creates a Deployment only once its dependencies exist."""
         self._started = time.monotonic()
 
     def __enter__(self) -> RealFleet:
@@ -542,23 +562,42 @@ class RealFleet:
                 for address in self.load_balancer_addresses():
                     self.network.proxy.listen(address, int(port["nodePort"]), self._backends(cluster, svc, port))
         self._mark("host objects applied")
-        workloads = [o for _, o in objects if o["kind"] in WORKLOAD_KINDS]
+        workloads = [(r, o) for r, o in objects if o["kind"] in WORKLOAD_KINDS]
         order = ["etcd", "karmada-apiserver", "karmada-aggregated-apiserver", "kube-controller-manager",
                  "karmada-webhook"]
-        workloads.sort(key=lambda o: order.index(o["metadata"]["name"]) if o["metadata"]["name"] in order
+        workloads.sort(key=lambda ro: order.index(ro[1]["metadata"]["name"]) if ro[1]["metadata"]["name"] in order
                        else len(order))
-        for obj in workloads:
-            key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
-            if key in SKIPPED:
-                continue
-            workload = cluster.controllers.apply(obj)
-            cluster.workloads[key] = workload
-            if workload.kind == "StatefulSet":
-                self._headless(cluster, workload)
-            if key[1] in ("etcd", "karmada-apiserver"):
-                for pod in workload.pods:
-                    wait_ready(pod, 600)
-                self._mark(f"{key[1]} Ready")
+        for record, obj in workloads:
+            needs = self.rendered.depends_on(record, "karmada")
+            if needs:
+                self._deferred.append((needs, obj))
+            else:
+                self._start_host_workload(obj)
+
+    def _start_host_workload(self, obj: dict[str, Any]) -> None:
+        cluster = self.clusters["host"]
+        key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+        if key in SKIPPED:
+            return
+        workload = cluster.controllers.apply(obj)
+        cluster.workloads[key] = workload
+        if workload.kind == "StatefulSet":
+            self._headless(cluster, workload)
+        if key[1] in ("etcd", "karmada-apiserver"):
+            for pod in workload.pods:
+                wait_ready(pod, 600)
+            self._mark(f"{key[1]} Ready")
+
+    def _start_deferred(self, applied: set[str]) -> None:
+        """Start each deferred host workload whose Karmada objects are all applied."""
+        waiting = []
+        for needs, obj in self._deferred:
+            if needs <= applied:
+                self._start_host_workload(obj)
+                self._mark(f"{obj['metadata']['name']} started after the Karmada objects it depends on")
+            else:
+                waiting.append((needs, obj))
+        self._deferred = waiting
 
     def _hub_servers(self) -> list[Node]:
         """The hub's servers as nodes: a namespace each, holding the server's public (Primary IP) and private
@@ -620,11 +659,15 @@ class RealFleet:
         assert self.rendered is not None and self.config is not None
         api = self.karmada_api()
         wait_for("karmada-apiserver through the hub's address", lambda: api.healthz(), 300, 1)
-        applied = self._apply_all(api, self.rendered.objects("karmada"), timeout=300)
+        done: set[str] = set()
+        for record, obj in self.rendered.objects("karmada"):
+            self._apply_all(api, [(record, obj)], timeout=300)
+            done.add(record.urn)
+            self._start_deferred(done)
+        assert not self._deferred, [obj["metadata"]["name"] for _, obj in self._deferred]
         self.clusters["karmada"] = Cluster("karmada", api, ClusterContext("karmada", api, ""),
                                            Controllers(self.kubelet, ClusterContext("karmada", api, ""),
                                                        self.workdir / "storage" / "karmada"))
-        del applied
         # the API's name has every server's public address (the zone's static record): a dead server is one of three
         self.names.fixed[urlhost(self.pull_hub_url() or "https://api.invalid")] = self.public_addresses()
         self.refresh_names()
