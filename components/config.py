@@ -284,8 +284,12 @@ class SshKeyConfig(Model):
             parts.append(raw[4:4 + size])
             raw = raw[4 + size:]
         whole = bool(parts) and not raw and parts[0] == kind.encode()
-        if whole and kind == "ssh-ed25519":
+        if whole and kind == "ssh-ed25519":  # the type, then the 32-byte key (RFC 8709)
             whole = len(parts) == 2 and len(parts[1]) == 32
+        elif whole and kind == "ssh-rsa":  # the type, e, n (RFC 4253 6.6)
+            whole = len(parts) == 3 and all(parts[1:])
+        elif whole:  # ecdsa-sha2-<curve>: the type, the curve's name, the point (RFC 5656 3.1)
+            whole = len(parts) == 3 and parts[1] == kind.encode().rsplit(b"-", 1)[1] and bool(parts[2])
         if not whole:
             raise _fail("ssh_key", "the {kind} key is cut short or mangled (its base64 does not hold a whole {kind} "
                         "key); paste the whole line `ssh-keygen -y -f <keyfile>` prints", kind=kind)

@@ -353,6 +353,12 @@ def test_ssh_keys_are_public_keys() -> None:
     (_ssh_key("ssh-ed25519"), "ssh-ed25519"),  # the type alone
     (ED25519.replace("ssh-ed25519", "ssh-rsa", 1), "ssh-rsa"),  # the line's type is not the blob's
     (_ssh_key("ssh-rsa", b"\x01\x00\x01", bytes(257))[:-8] + " ops", "ssh-rsa"),  # a length past the end
+    (_ssh_key("ssh-rsa", b"\x01\x00\x01"), "ssh-rsa"),  # e without n
+    (_ssh_key("ssh-rsa", b"\x01\x00\x01", bytes(257), b""), "ssh-rsa"),  # a fourth (empty) string
+    (_ssh_key("ssh-rsa", b"", bytes(257)), "ssh-rsa"),  # an empty exponent
+    (_ssh_key("ecdsa-sha2-nistp256", b"nistp384", bytes(65)), "ecdsa-sha2-nistp256"),  # another curve's name
+    (_ssh_key("ecdsa-sha2-nistp256", b"nistp256"), "ecdsa-sha2-nistp256"),  # no point
+    (_ssh_key("ecdsa-sha2-nistp256", b"nistp256", b""), "ecdsa-sha2-nistp256"),  # an empty point
 ])
 def test_a_cut_or_mangled_ssh_key_is_refused_with_what_to_paste(key: str, kind: str) -> None:
     with pytest.raises(ValidationError) as exc:
@@ -735,3 +741,16 @@ def test_a_zone_of_two_locations_cannot_spread_over_three_and_is_accepted(monkey
     second US-east location, say), three servers over both are the best there is."""
     monkeypatch.setitem(c.NETWORK_ZONES, "ash2", "us-east")
     assert _hub(3, ["ash", "ash2"]).servers == 3
+
+
+def test_real_public_keys_of_every_accepted_type_are_whole() -> None:
+    """Keys written by an independent encoder (cryptography's OpenSSH format) pass the shape check."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+    keys = [ed25519.Ed25519PrivateKey.generate(), rsa.generate_private_key(65537, 2048),
+            *(ec.generate_private_key(curve) for curve in (ec.SECP256R1(), ec.SECP384R1(), ec.SECP521R1()))]
+    for key in keys:
+        line = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                             serialization.PublicFormat.OpenSSH).decode()
+        assert c.SshKeyConfig.model_validate({"name": "ops", "publicKey": f"{line} ops@host"}), line

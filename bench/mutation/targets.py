@@ -90,7 +90,7 @@ TARGETS: tuple[Target, ...] = (
             "_five_field_cron", "ETCD_MAX_QUOTA", "EtcdConfig", "PkiConfig", "HealthCheckConfig",
             "DnsFailoverConfig", "DnsConfig", "FailoverConfig", "FleetConfig._cross_checks",
             "FleetConfig._check_dns", "FleetConfig._require_secret")},
-        select="not cli",
+        select="not test_cli_",
     ),
     Target(
         "budget", "Failover budget",
