@@ -754,3 +754,39 @@ def test_real_public_keys_of_every_accepted_type_are_whole() -> None:
         line = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
                                              serialization.PublicFormat.OpenSSH).decode()
         assert c.SshKeyConfig.model_validate({"name": "ops", "publicKey": f"{line} ops@host"}), line
+
+
+@pytest.mark.parametrize("cidr", ["10.42.0.0/16", "10.43.128.0/17", "10.40.0.0/13"])
+def test_a_hub_network_over_k3s_pod_or_service_space_is_refused(cidr: str) -> None:
+    net = ipaddress.IPv4Network(cidr)
+    with pytest.raises(ValidationError, match=f"{cidr} overlaps k3s's (pod|service) network"):
+        c.NetworkConfig.model_validate({"cidr": cidr, "subnet": str(next(net.subnets(new_prefix=24)))})
+
+
+def test_a_server_type_in_capitals_is_told_its_spelling() -> None:
+    with pytest.raises(ValidationError, match=r"'CX23' is not a Hetzner server type name .*; write cx23"):
+        c.HubConfig.model_validate({**_hub_data(), "serverType": "CX23"})
+    with pytest.raises(ValidationError) as exc:
+        c.HubConfig.model_validate({**_hub_data(), "serverType": "big-one"})
+    assert "write" not in str(exc.value)
+
+
+def test_a_region_stack_names_the_regions_it_knows_and_the_secret_it_needs() -> None:
+    raw, secrets = _region(region="us-ash")
+    assert "'us-ash' is not a key of regions (eu-fsn); role 'region' needs region" in _error(raw, secrets)
+    raw, secrets = _region()
+    del raw["identityKey"]
+    assert ("identityCsr: stack secret karmada-hub:identityKey is not set (pulumi config set --secret identityKey "
+            "< region.key (hubctl region-key sets it))") in _error(raw, secrets - {"identityKey"})
+
+
+def test_a_region_stack_holds_only_its_regions_members_and_no_addons() -> None:
+    raw, secrets = _region()
+    members = copy.deepcopy(raw["members"])
+    members[1]["region"] = "eu-hel"
+    regions = {**raw["regions"], "eu-hel": {**raw["regions"]["eu-fsn"], "location": "hel1"}}
+    assert ("members[1].region: this stack rolls out region eu-fsn; a member of eu-hel belongs in the region stack"
+            in _error({**raw, "members": members, "regions": regions}, secrets))
+    addons = {**raw["karmada"], "addons": {"search": {
+        "enabled": True, "resources": [{"apiVersion": "apps/v1", "kind": "Deployment"}]}}}
+    assert "karmada.addons: addons run on the hub" in _error({**raw, "karmada": addons}, secrets)
