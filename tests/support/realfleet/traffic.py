@@ -5,8 +5,9 @@
   request for host H is answered 200 when the member has an Ingress for H whose Service has a ready endpoint, 503
   when it has none. Its targets are health-checked like the Hetzner LB's (`regions.<r>.healthCheck`: every
   `interval` s, `timeout` s each, unhealthy after `retries` failures in a row, healthy again on the first success):
-  a member whose API does not answer has no healthy target, and the LB answers 503; until the checks notice, a
-  request forwarded to a dead target fails with 502, as a proxy's does. Black-holing the member's
+  a member whose API does not answer has no healthy target, and the LB answers 503; until the checks notice, each
+  request is still forwarded to the target, and fails with 502 (as a proxy's does) once the member is dead (its
+  address refuses or does not answer), from the first request after the kill. Black-holing the member's
   namespace black-holes the LB's address with it (clients time out), as the issue's drill asks.
 - `Resolver`: Unbound (tests/support/dnslab.py) in its own namespace, its stub zone the fleet's subzone at the hub
   servers' public addresses (the delegation's glue), honouring TTLs.
@@ -18,12 +19,14 @@ from __future__ import annotations
 import contextlib
 import http.server
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tests.support.dnslab import UnboundResolver, _setns_fd
 from tests.support.kubelet.api import Api, ApiError
@@ -63,10 +66,9 @@ class RegionalLB:
                 pass
 
             def do_GET(self) -> None:
-                host = (self.headers.get("Host") or "").split(":")[0]
-                ok = lb.healthy and lb.routes.get(host, False)
-                body = b"ok\n" if ok else b"no healthy target\n"
-                self.send_response(200 if ok else 503)
+                code = lb.answer((self.headers.get("Host") or "").split(":")[0])
+                body = {200: b"ok\n", 502: b"bad gateway\n"}.get(code, b"no healthy target\n")
+                self.send_response(code)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -81,14 +83,22 @@ class RegionalLB:
 
     def answer(self, host: str) -> int:
         """As the Hetzner LB answers an HTTP request: 503 when no target is healthy, else the request goes to the
-        target, which answers what ingress-nginx would (200 with a ready endpoint, 503 without), or fails (502)."""
+        target: 502 when the target is dead (the member's address refuses or stays silent for a second), else what
+        ingress-nginx would answer from its last view of the member (200 with a ready endpoint, 503 without)."""
         if not self.healthy:
             return 503
-        try:
-            routes = self._routes(timeout=1.0)
-        except (ApiError, OSError, ValueError, KeyError):
+        if not self._target_alive():
             return 502
-        return 200 if routes.get(host, False) else 503
+        return 200 if self.routes.get(host, False) else 503
+
+    def _target_alive(self, timeout: float = 1.0) -> bool:
+        """A TCP connection to the member's API address: the stand-in for reaching ingress-nginx on its nodes."""
+        url = urlsplit(self.member_api.server)
+        try:
+            with socket.create_connection((url.hostname or "", url.port or 443), timeout=timeout):
+                return True
+        except OSError:
+            return False
 
     def _check_loop(self) -> None:
         while not self._stop.wait(0 if not self.routes and not self.failures else self.check.interval):
