@@ -25,5 +25,8 @@ def test_a_live_target_answers_from_ingress_nginx_s_view_and_a_dead_one_fails_at
         assert _lb(port).answer("other.example.com") == 503  # no Ingress for it
         assert _lb(port, routes={"shop.example.com": False}).answer("shop.example.com") == 503  # no ready endpoint
         assert _lb(port, healthy=False).answer("shop.example.com") == 503  # no healthy target
+        named = _lb(port)  # the member's API by its name, pinned to its address as the fleet's clients do
+        named.member_api = Api(f"https://api.member.invalid:{port}", "", pins={"api.member.invalid": "127.0.0.1"})
+        assert named.answer("shop.example.com") == 200
     # the member died a moment ago: the health check still says healthy, the request fails (502), not 200
     assert _lb(port).answer("shop.example.com") == 502

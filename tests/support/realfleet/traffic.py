@@ -94,8 +94,9 @@ class RegionalLB:
     def _target_alive(self, timeout: float = 1.0) -> bool:
         """A TCP connection to the member's API address: the stand-in for reaching ingress-nginx on its nodes."""
         url = urlsplit(self.member_api.server)
+        host = url.hostname or ""
         try:
-            with socket.create_connection((url.hostname or "", url.port or 443), timeout=timeout):
+            with socket.create_connection((self.member_api.pins.get(host, host), url.port or 443), timeout=timeout):
                 return True
         except OSError:
             return False
