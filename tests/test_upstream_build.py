@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,24 @@ def test_the_only_go_files_are_the_wrappers_go_mod_and_go_sum() -> None:
     wrappers = {s.wrapper for s in (*build.binary_sets(), build.previous_karmada_set()) if s.wrapper}
     assert wrappers == {"kube", "etcd", "karmada", "karmada-prev"}
     assert tracked == {f"upstream/{w}/go.{f}" for w in wrappers for f in ("mod", "sum")}
+
+
+def test_the_previous_release_s_source_is_downloaded_and_a_refusal_named(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make upstream` also fetches the previous Karmada release's module (tests/test_previous_release.py reads its
+    installers and CRDs); a proxy refusal is one line naming the module. `go` here is a stand-in script."""
+    assert build.SOURCES == (("github.com/karmada-io/karmada", build.PREVIOUS_KARMADA),)
+    go = tmp_path / "go"
+    go.write_text("#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/calls\"\n"
+                  "case \"$4\" in *@v1.17.0) echo '{\"Error\": \"reading https://proxy.golang.org/x: 403 Forbidden\"}';"
+                  " exit 1;; esac\necho '{}'\n")
+    go.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    build.download_sources(log=io.StringIO())
+    assert (tmp_path / "calls").read_text().split() == ["mod", "download", "-json",
+                                                        f"github.com/karmada-io/karmada@{build.PREVIOUS_KARMADA}"]
+    monkeypatch.setattr(build, "SOURCES", (("github.com/karmada-io/karmada", "v1.17.0"),))
+    with pytest.raises(build.UpstreamError) as exc:
+        build.download_sources()
+    assert str(exc.value) == ("the Go module proxy did not give github.com/karmada-io/karmada@v1.17.0: reading "
+                              "https://proxy.golang.org/x: 403 Forbidden")

@@ -116,6 +116,27 @@ def _karmada_set(name: str, version: str, wrapper: str) -> BinarySet:
                  f"-X {karmada_version_pkg}.gitTreeState=clean"), wrapper=wrapper, cold_minutes="12-20")
 
 
+SOURCES = (("github.com/karmada-io/karmada", PREVIOUS_KARMADA),)
+"""Module sources the tests read without building them: the previous Karmada release's installers and CRDs
+(tests/test_previous_release.py). `make upstream` downloads them into the Go module cache."""
+
+
+def download_sources(*, log: object = sys.stderr) -> None:
+    """`go mod download` each of SOURCES (a check when the module cache holds it)."""
+    wrapper = previous_karmada_set().wrapper_dir()
+    for module, version in SOURCES:
+        proc = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=wrapper,
+                              env=_go_env(), capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            try:
+                reason = str(json.loads(proc.stdout).get("Error") or "").strip()
+            except ValueError:
+                reason = ""
+            reason = (reason or proc.stderr.strip() or f"exit {proc.returncode}").splitlines()[0]
+            raise UpstreamError(f"the Go module proxy did not give {module}@{version}: {reason}")
+        print(f"    {module}@{version}: source in the Go module cache", file=log, flush=True)
+
+
 def previous_karmada_set() -> BinarySet:
     """The Karmada binaries of PREVIOUS_KARMADA (wrapper upstream/karmada-prev), for the upgrade rehearsal."""
     return _karmada_set("karmada-prev", PREVIOUS_KARMADA, "karmada-prev")
@@ -424,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for bset in chosen:
             _, seconds = build_set(bset, gov)
             built += seconds is not None
+        if not args.only:
+            download_sources()
         total = time.monotonic() - started
         print(f"upstream binaries ready in {cache_root()} ({built} set(s) built, {total:.0f} s)", file=sys.stderr)
         return 0
