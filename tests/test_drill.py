@@ -26,7 +26,7 @@ import pytest
 
 from hubctl.drill import service
 from hubctl.drill.timeline import Phase, Timeline
-from tests.support.drill_sim import DRILL_NS, DrillFleet
+from tests.support.drill_sim import DRILL_NS, DrillFleet, Script
 from tests.support.httpfake import Handler, LoopbackServer
 from tests.support.loopback import wait_for
 from tests.support.tools import REPO, load_stack
@@ -131,7 +131,18 @@ def test_the_drill_measures_the_scripted_timeline(fleet: DrillFleet, tmp_path: P
     assert "[kill" in output and "drill complete" in output
 
 
-def test_ctrl_c_restores_the_member_and_removes_the_probe_service(fleet: DrillFleet, tmp_path: Path) -> None:
+@pytest.fixture
+def slow_fleet(tmp_path: Path) -> Iterator[DrillFleet]:
+    """Karmada reacts 10 s after the kill: the drill is still in its kill phase when the test interrupts it (with
+    the default script a loaded machine let it finish first, and exit 0)."""
+    f = DrillFleet(tmp_path / "sim", load_stack("dev"), Script(ready_false=10.0, noexecute=10.4, evict=10.8))
+    f.world.start_controllers()
+    yield f
+    f.close()
+
+
+def test_ctrl_c_restores_the_member_and_removes_the_probe_service(slow_fleet: DrillFleet, tmp_path: Path) -> None:
+    fleet = slow_fleet
     proc = _drill(fleet, tmp_path, "--yes")
     try:
         assert wait_for(lambda: fleet.cue("poweroff") is not None, 60), "the drill never killed the member"
