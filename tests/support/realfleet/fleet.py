@@ -32,6 +32,7 @@ import base64
 import contextlib
 import copy
 import dataclasses
+import functools
 import json
 import shutil
 import subprocess
@@ -133,22 +134,28 @@ class Rendered:
         return [(r, as_sent({k: v for k, v in unwrap(r.inputs).items() if not k.startswith("__")}))
                 for r in dependency_order(self.plan, records)]
 
-    def depends_on(self, record: Any, target: str) -> set[str]:
-        """URNs of the `target` API server's objects `record` depends on, directly or through other resources."""
-        by_urn = {r.urn: r for r in self.plan.records}
+    @functools.cached_property
+    def by_urn(self) -> dict[str, Any]:
+        return {r.urn: r for r in self.plan.records}
+
+    def ancestors(self, record: Any) -> list[Any]:
+        """Every resource `record` depends on, directly or through other resources (each once)."""
         seen: set[str] = set()
-        found: set[str] = set()
+        found = []
         todo = list(record.dependencies)
         while todo:
             urn = todo.pop()
-            if urn in seen or urn not in by_urn:
+            if urn in seen or urn not in self.by_urn:
                 continue
             seen.add(urn)
-            dep = by_urn[urn]
-            if dep.type.startswith("kubernetes:") and k8s_target(dep.provider) == target:
-                found.add(urn)
-            todo += dep.dependencies
+            found.append(self.by_urn[urn])
+            todo += self.by_urn[urn].dependencies
         return found
+
+    def depends_on(self, record: Any, target: str) -> set[str]:
+        """URNs of the `target` API server's objects `record` depends on, directly or through other resources."""
+        return {dep.urn for dep in self.ancestors(record)
+                if dep.type.startswith("kubernetes:") and k8s_target(dep.provider) == target}
 
     def targets(self) -> set[str]:
         return {k8s_target(r.provider) or "" for r in self.plan.records if r.type.startswith("kubernetes:")}
@@ -429,16 +436,7 @@ class RealFleet:
         record depends on, directly or through other resources."""
         if self.rendered is None:  # the first render's member objects: nothing runs yet
             return
-        by_urn = {r.urn: r for r in self.rendered.plan.records}
-        seen: set[str] = set()
-        todo = list(record.dependencies)
-        while todo:
-            urn = todo.pop()
-            if urn in seen or urn not in by_urn:
-                continue
-            seen.add(urn)
-            dep = by_urn[urn]
-            todo += dep.dependencies
+        for dep in self.rendered.ancestors(record):
             if dep.type not in ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet"):
                 continue
             target = k8s_target(dep.provider) or ""
