@@ -127,6 +127,31 @@ def test_the_previous_stack_is_dev_without_what_the_release_lacks() -> None:
     assert json.loads(old.config["karmada-hub:members"]) == json.loads(stack.config["karmada-hub:members"])
 
 
+def _karmada_containers(plan: Any) -> list[dict[str, Any]]:
+    """Every container (or container-shaped object) of the plan's Kubernetes objects running a Karmada image."""
+    prefix = f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-"
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("image"), str) and node["image"].startswith(prefix):
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for record in plan.records:
+        if record.type.startswith("kubernetes:"):
+            walk(unwrap(record.inputs))
+    return found
+
+
+def _args(container: dict[str, Any]) -> list[str]:
+    return [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
+
+
 def test_the_previous_release_renders_only_its_own_images_and_gates() -> None:
     """dev rendered at the previous release (its CRDs from the module): every Karmada image at that tag (the
     dashboard at the release built for it), and every --feature-gates name one that release defines."""
@@ -138,24 +163,11 @@ def test_the_previous_release_renders_only_its_own_images_and_gates() -> None:
         plan = run_program(REPO, previous_stack(read_stack(REPO, "dev")))
     images: set[str] = set()
     gates: set[str] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            image = node.get("image")
-            if isinstance(image, str) and image.startswith(f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-"):
-                images.add(image)
-                for arg in [*(node.get("command") or []), *(node.get("args") or [])]:
-                    if str(arg).startswith("--feature-gates="):
-                        gates.update(g.split("=")[0] for g in str(arg).split("=", 1)[1].split(","))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for record in plan.records:
-        if record.type.startswith("kubernetes:"):
-            walk(unwrap(record.inputs))
+    for container in _karmada_containers(plan):
+        images.add(container["image"])
+        for arg in _args(container):
+            if arg.startswith("--feature-gates="):
+                gates.update(g.split("=")[0] for g in arg.split("=", 1)[1].split(","))
     dashboard = versions.release(PREVIOUS).dashboard
     assert images and {i.rpartition(":")[2] for i in images if "dashboard" not in i} == {PREVIOUS}
     assert {i.rpartition(":")[2] for i in images if "dashboard" in i} <= {dashboard}
@@ -173,26 +185,11 @@ def test_every_rendered_flag_is_one_the_previous_binaries_list() -> None:
     with crds_from(module_crds_dir(PREVIOUS)):
         plan = run_program(REPO, previous_stack(read_stack(REPO, "dev")))
     rendered: dict[str, set[str]] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            image = node.get("image")
-            prefix = f"{versions.KARMADA_IMAGE_REGISTRY}/karmada-"
-            if isinstance(image, str) and image.startswith(prefix) and "dashboard" not in image:
-                name = image.rpartition(":")[0].rpartition("/")[2]
-                rendered.setdefault(name, set()).update(
-                    str(a)[2:].split("=", 1)[0] for a in [*(node.get("command") or []),
-                                                                   *(node.get("args") or [])]
-                    if str(a).startswith("--"))
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    for record in plan.records:
-        if record.type.startswith("kubernetes:"):
-            walk(unwrap(record.inputs))
+    for container in _karmada_containers(plan):
+        if "dashboard" not in container["image"]:
+            name = container["image"].rpartition(":")[0].rpartition("/")[2]
+            rendered.setdefault(name, set()).update(a[2:].split("=", 1)[0] for a in _args(container)
+                                                    if a.startswith("--"))
     assert set(rendered) >= {"karmada-controller-manager", "karmada-scheduler", "karmada-agent", "karmada-webhook"}
     unknown = {}
     for name, flags in sorted(rendered.items()):

@@ -24,6 +24,7 @@ from tests.support.dnslab import query
 from tests.support.kubelet.api import wait_for
 from tests.support.realfleet.drill import run_drill
 from tests.support.realfleet.fleet import RealFleet
+from tests.support.realfleet.upgrade import probe_objects
 from tests.support.tools import require_tool, require_upstream
 from upstream.build import all_binary_names
 
@@ -74,25 +75,6 @@ def test_the_drill_on_real_karmada(fleet: RealFleet, member: str, how: str, tmp_
     assert at["first_client"] <= 30.0 + TOLERANCE_SECONDS  # traffic RTO, DNS included: the issue's 30 s
 
 
-def _web(domain: str) -> list[dict[str, Any]]:
-    """A shop tenant service with its Ingress (shop's PropagationPolicy duplicates it onto both members)."""
-    labels = {"app": "storefront"}
-    return [
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "storefront", "namespace": "shop"},
-         "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels},
-                  "spec": {"containers": [{"name": "web", "image": "docker.io/library/nginx:1.27",
-                                           "ports": [{"containerPort": 80}],
-                                           "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "storefront", "namespace": "shop"},
-         "spec": {"selector": labels, "ports": [{"port": 80, "targetPort": 80}]}},
-        {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-         "metadata": {"name": "storefront", "namespace": "shop", "annotations": {"karmada-hub.io/probe-path": "/"}},
-         "spec": {"ingressClassName": "nginx", "rules": [{"host": f"storefront.{domain}", "http": {"paths": [
-             {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "storefront",
-                                                                         "port": {"number": 80}}}}]}}]}},
-    ]
-
-
 def _client_ok(fleet: RealFleet, host: str) -> bool:
     """A client: resolve through the recursive resolver, then GET through the first address of the answer."""
     import http.client
@@ -116,7 +98,7 @@ def test_losing_a_hub_server_is_not_a_member_failure(fleet: RealFleet) -> None:
     request fails, and the control plane serves on the two servers left."""
     assert fleet.config is not None and fleet.config.dns is not None
     host = f"storefront.{fleet.config.dns.domain}"
-    for obj in _web(fleet.config.dns.domain):
+    for obj in probe_objects(fleet.config.dns.domain):
         fleet.karmada.apply(obj)
     both = set(fleet.lbs[r].address for r in ("eu-fsn", "eu-hel"))
     wait_for(f"{host} published with both regions", lambda: set(
@@ -156,7 +138,7 @@ def test_losing_a_hub_server_is_not_a_member_failure(fleet: RealFleet) -> None:
     assert seen["bindings"] <= {(PUSH, PULL)}, seen["bindings"]
     assert seen["failures"] == 0 and seen["requests"] > 30, seen
     wait_for("the karmada-apiserver on the first server again", lambda: fleet.karmada.healthz(), 300, 2)
-    for obj in reversed(_web(fleet.config.dns.domain)):
+    for obj in reversed(probe_objects(fleet.config.dns.domain)):
         fleet.karmada.delete(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], "shop")
 
 
